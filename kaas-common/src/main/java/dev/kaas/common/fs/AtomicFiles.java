@@ -1,0 +1,93 @@
+package dev.kaas.common.fs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The one way kaas writes a file that another process may read: write a temp file in the
+ * same directory, fsync it, rename it over the target, fsync the directory. A reader
+ * therefore sees either the old or the new content, never a torn mix, and a crash after
+ * this method returns cannot lose the write (see ARCHITECTURE.md, "Storage on the shared volume").
+ *
+ * <p>All methods do blocking I/O: never call them on a Vert.x event loop.
+ */
+public final class AtomicFiles {
+    private AtomicFiles() {
+    }
+
+    public static void write(Path target, byte[] content) throws IOException {
+        Path dir = target.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer buf = ByteBuffer.wrap(content);
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+                ch.force(true);
+            }
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new IOException("volume does not support atomic rename: " + dir, e);
+            }
+            fsyncDirectory(dir);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Reads a whole file fresh from the volume; empty when it does not exist. */
+    public static Optional<byte[]> read(Path file) throws IOException {
+        try {
+            return Optional.of(Files.readAllBytes(file));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Makes a rename or create in {@code dir} durable. Some file systems refuse to open a directory; they order metadata anyway. */
+    public static void fsyncDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException ignored) {
+            // Directory fsync is unsupported on some platforms and file systems; nothing more can be done there.
+        }
+    }
+
+    /**
+     * Deletes a directory tree by first renaming it aside, so a half-deleted tree is never
+     * mistaken for live data under its old name.
+     */
+    public static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        Path aside = dir.resolveSibling(dir.getFileName() + ".deleted-" + UUID.randomUUID());
+        Files.move(dir, aside, StandardCopyOption.ATOMIC_MOVE);
+        fsyncDirectory(dir.getParent());
+        removeRecursively(aside);
+    }
+
+    public static void removeRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var paths = Files.walk(root)) {
+            var sorted = paths.sorted(java.util.Comparator.reverseOrder()).toList();
+            for (Path p : sorted) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

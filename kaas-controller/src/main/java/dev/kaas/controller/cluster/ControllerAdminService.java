@@ -1,0 +1,53 @@
+package dev.kaas.controller.cluster;
+
+import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreateTopicsCall;
+import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.DeleteTopicsCall;
+import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.ProducerIdBlock;
+import dev.kaas.common.cluster.ProducerIdStore;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.quarkus.grpc.GrpcService;
+import jakarta.inject.Inject;
+import java.util.concurrent.CompletableFuture;
+import org.jboss.logging.Logger;
+
+/** The target of admin writes that brokers forward; every call runs on the controller loop. */
+@GrpcService
+public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminImplBase {
+    private static final Logger LOG = Logger.getLogger(ControllerAdminService.class);
+
+    @Inject
+    ControllerRuntime runtime;
+
+    @Override
+    public void createTopics(CreateTopicsCall call, StreamObserver<CreateTopicsReply> out) {
+        reply(runtime.submit(core -> core.createTopics(call)), out);
+    }
+
+    @Override
+    public void deleteTopics(DeleteTopicsCall call, StreamObserver<DeleteTopicsReply> out) {
+        reply(runtime.submit(core -> core.deleteTopics(call)), out);
+    }
+
+    @Override
+    public void allocateProducerIds(AllocateProducerIdsCall call, StreamObserver<ProducerIdBlock> out) {
+        reply(runtime.submit(core -> ProducerIdBlock.newBuilder()
+                .setFirst(core.allocateProducerIds()).setSize(ProducerIdStore.BLOCK_SIZE).build()), out);
+    }
+
+    private static <T> void reply(CompletableFuture<T> result, StreamObserver<T> out) {
+        result.whenComplete((value, error) -> {
+            if (error != null) {
+                LOG.warnf("admin call failed: %s", error.toString());
+                out.onError(Status.UNAVAILABLE.withDescription(String.valueOf(error.getMessage())).asRuntimeException());
+            } else {
+                out.onNext(value);
+                out.onCompleted();
+            }
+        });
+    }
+}

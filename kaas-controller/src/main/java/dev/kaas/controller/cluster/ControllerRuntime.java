@@ -1,0 +1,172 @@
+package dev.kaas.controller.cluster;
+
+import dev.kaas.common.cluster.ClusterMetadata;
+import dev.kaas.common.cluster.LeaseRecord;
+import dev.kaas.common.cluster.StandaloneMetadata;
+import dev.kaas.controller.config.ControllerConfig;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The I/O edge around {@link ControllerCore}: owns the controller loop thread, renews the lease,
+ * and runs every core call on that one thread. gRPC callbacks arrive on event loops and only
+ * enqueue work here.
+ */
+@ApplicationScoped
+public class ControllerRuntime {
+    private static final Logger LOG = Logger.getLogger(ControllerRuntime.class);
+
+    private final ControllerConfig config;
+    private ScheduledExecutorService loop;
+    private ClusterMetadata metadata;
+    private ControllerCore core;
+    private String holder;
+    private FileChannel lockChannel;
+    private FileLock processLock;
+    private volatile boolean leader;
+
+    public ControllerRuntime(ControllerConfig config) {
+        this.config = config;
+    }
+
+    void onStart(@Observes StartupEvent ev) throws IOException {
+        Path data = Path.of(config.dataDir()).toAbsolutePath();
+        Path clusterDir = data.resolve("__cluster");
+        Files.createDirectories(clusterDir);
+        lockChannel = FileChannel.open(clusterDir.resolve("controller.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        processLock = lockChannel.tryLock();
+        if (processLock == null) {
+            throw new IllegalStateException("another kaas controller is already running on data directory " + data);
+        }
+        holder = config.controller().id().orElseGet(ControllerRuntime::defaultHolder);
+        metadata = new StandaloneMetadata(data);
+        core = new ControllerCore(metadata, data, System::currentTimeMillis, new ControllerCore.Settings(
+                config.controller().brokerSessionTimeout().toMillis(),
+                config.controller().startupGrace().toMillis(),
+                config.controller().numPartitions()));
+        loop = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "kaas-controller-loop");
+            t.setDaemon(true);
+            return t;
+        });
+        long renewEvery = Math.max(100, config.controller().leaseDuration().toMillis() / 3);
+        loop.scheduleWithFixedDelay(this::renewLease, 0, renewEvery, TimeUnit.MILLISECONDS);
+        loop.scheduleWithFixedDelay(() -> guarded("tick", core::tick), 500, 500, TimeUnit.MILLISECONDS);
+        LOG.infof("controller starting holder=%s data=%s", holder, data);
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        if (loop == null) {
+            return;
+        }
+        try {
+            loop.submit(() -> {
+                if (core.isLeader()) {
+                    core.loseLeadership();
+                }
+                try {
+                    metadata.lease().release(holder);
+                } catch (IOException e) {
+                    LOG.warnf("could not release the lease: %s", e.getMessage());
+                }
+            }).get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warnf("controller shutdown incomplete: %s", e.toString());
+        }
+        loop.shutdownNow();
+        try {
+            processLock.release();
+            lockChannel.close();
+        } catch (IOException ignored) {
+            // The process is ending; the OS drops the lock anyway.
+        }
+    }
+
+    public boolean isLeader() {
+        return leader;
+    }
+
+    /** Runs {@code work} on the controller loop; the future fails if this controller is not the leader. */
+    public <T> CompletableFuture<T> submit(CoreCall<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                if (!core.isLeader()) {
+                    throw new IllegalStateException("not the active controller");
+                }
+                result.complete(work.apply(core));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        return result;
+    }
+
+    /** Runs {@code work} on the controller loop whatever the leadership, for stream bookkeeping. */
+    public void execute(CoreAction work) {
+        loop.execute(() -> guarded("session", () -> work.accept(core)));
+    }
+
+    @FunctionalInterface
+    public interface CoreCall<T> {
+        T apply(ControllerCore core) throws Exception;
+    }
+
+    @FunctionalInterface
+    public interface CoreAction {
+        void accept(ControllerCore core) throws Exception;
+    }
+
+    @FunctionalInterface
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private void renewLease() {
+        guarded("lease", () -> {
+            long now = System.currentTimeMillis();
+            LeaseRecord lease = metadata.lease().acquireOrRenew(holder, now, config.controller().leaseDuration().toMillis());
+            boolean held = lease.heldBy(holder, now);
+            if (held && !core.isLeader()) {
+                core.becomeLeader(lease.transitions());
+            } else if (!held && core.isLeader()) {
+                core.loseLeadership();
+            }
+            leader = core.isLeader();
+        });
+    }
+
+    private void guarded(String what, Step step) {
+        try {
+            step.run();
+        } catch (Exception e) {
+            LOG.errorf(e, "controller %s step failed", what);
+        }
+    }
+
+    private static String defaultHolder() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = "localhost";
+        }
+        return host + "-" + ManagementFactory.getRuntimeMXBean().getPid();
+    }
+
+}

@@ -1,0 +1,40 @@
+package dev.kaas.controller.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.Optional;
+
+/** Every {@code kaas.*} key the controller reads, with its default. */
+@ConfigMapping(prefix = "kaas")
+public interface ControllerConfig {
+    /** The shared volume: partition logs and {@code __cluster/} files. */
+    @WithDefault("kaas-data")
+    String dataDir();
+
+    Controller controller();
+
+    interface Controller {
+        /** Lease holder identity; defaults to host name and process id. */
+        Optional<String> id();
+
+        /** How long a lease lasts without renewal; a successor waits this long after a crash. */
+        @WithDefault("5s")
+        Duration leaseDuration();
+
+        /** A broker that sends no report for this long is treated as gone (Apache {@code broker.session.timeout.ms}). */
+        @WithDefault("9s")
+        Duration brokerSessionTimeout();
+
+        /**
+         * After taking the lease, how long to wait for brokers to reconnect before publishing an
+         * assignment that would move their partitions away. Brokers keep serving meanwhile.
+         */
+        @WithDefault("3s")
+        Duration startupGrace();
+
+        /** Partitions for CreateTopics with -1 and for auto-created topics (Apache {@code num.partitions}). */
+        @WithDefault("1")
+        int numPartitions();
+    }
+}
