@@ -1,0 +1,132 @@
+package dev.kaas.broker.admin;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.ControllerAdmin;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.proto.CreateTopicsCall;
+import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.TopicConfig;
+import dev.kaas.proto.TopicResult;
+import dev.kaas.proto.TopicToCreate;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicConfigs;
+import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
+
+/**
+ * CreateTopics, forwarded to the controller. Checks that need no catalog happen here (replica
+ * assignment, replication factor); the controller validates names, partitions and configs.
+ * Once created, the response waits (bounded by the request timeout) until this broker has
+ * applied the assignment that contains the topics, so a follow-up Metadata sees them.
+ *
+ * <p>Replication factor: -1 and any value ≥ 1 are accepted and every partition is reported with
+ * one replica: durability comes from the volume, not from copies (src/docs/compatibility.md).
+ */
+@ApplicationScoped
+public class CreateTopicsHandler implements ApiHandler {
+    private final ControllerAdmin controller;
+    private final ClusterView view;
+
+    public CreateTopicsHandler(ControllerAdmin controller, ClusterView view) {
+        this.controller = controller;
+        this.view = view;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.CREATE_TOPICS;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        CreateTopicsRequestData data = ((CreateTopicsRequest) request).data();
+        CreateTopicsResponseData resp = new CreateTopicsResponseData().setThrottleTimeMs(0);
+        Map<String, CreatableTopicResult> local = new HashMap<>();
+        CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly());
+        for (CreatableTopic t : data.topics()) {
+            CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
+            if (!t.assignments().isEmpty()) {
+                r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("kaas places partitions itself: manual replica assignment is not supported.");
+            } else if (t.replicationFactor() == 0 || t.replicationFactor() < -1) {
+                r.setErrorCode(Errors.INVALID_REPLICATION_FACTOR.code())
+                        .setErrorMessage("Replication factor must be larger than 0, or -1 to use the default value.");
+            } else if (t.numPartitions() == 0 || t.numPartitions() < -1) {
+                r.setErrorCode(Errors.INVALID_PARTITIONS.code())
+                        .setErrorMessage("Number of partitions was set to an invalid non-positive value.");
+            } else {
+                TopicToCreate.Builder b = TopicToCreate.newBuilder().setName(t.name()).setNumPartitions(t.numPartitions());
+                t.configs().forEach(c -> {
+                    if (c.value() != null) {
+                        b.addConfigs(TopicConfig.newBuilder().setName(c.name()).setValue(c.value()));
+                    } else {
+                        r.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage("Null value not supported for topic configs: " + c.name());
+                    }
+                });
+                if (r.errorCode() == Errors.NONE.code()) {
+                    call.addTopics(b);
+                    continue;
+                }
+            }
+            local.put(t.name(), r);
+        }
+        if (call.getTopicsCount() == 0) {
+            data.topics().forEach(t -> resp.topics().add(local.get(t.name()).duplicate()));
+            return CompletableFuture.completedFuture(resp);
+        }
+        return controller.createTopics(call.build()).thenCompose(reply -> {
+            Map<String, TopicResult> remote = new HashMap<>();
+            reply.getResultsList().forEach(r -> remote.putIfAbsent(r.getName(), r));
+            for (CreatableTopic t : data.topics()) {
+                CreatableTopicResult r = local.get(t.name());
+                if (r == null) {
+                    r = fromController(remote.get(t.name()), ctx.apiVersion());
+                }
+                resp.topics().add(r.duplicate());
+            }
+            boolean created = !data.validateOnly() && reply.getResultsList().stream().anyMatch(r -> r.getErrorCode() == 0);
+            if (!created) {
+                return CompletableFuture.completedFuture((ApiMessage) resp);
+            }
+            return view.awaitVersion(reply.getAssignmentVersion())
+                    .completeOnTimeout(null, Math.max(1000, data.timeoutMs()), TimeUnit.MILLISECONDS)
+                    .thenApply(v -> (ApiMessage) resp);
+        });
+    }
+
+    private static CreatableTopicResult fromController(TopicResult r, short version) {
+        CreatableTopicResult out = new CreatableTopicResult().setName(r.getName()).setErrorCode((short) r.getErrorCode());
+        if (r.getErrorCode() != 0) {
+            return out.setErrorMessage(r.getErrorMessage().isEmpty() ? null : r.getErrorMessage());
+        }
+        out.setTopicId(Uuid.fromString(r.getTopicId())).setNumPartitions(r.getNumPartitions()).setReplicationFactor((short) 1);
+        Map<String, String> overrides = new HashMap<>();
+        r.getConfigsList().forEach(c -> overrides.put(c.getName(), c.getValue()));
+        if (version >= 5) {
+            Map<String, Object> effective = TopicConfigs.effective(overrides);
+            for (String name : TopicConfigs.names().stream().sorted().toList()) {
+                out.configs().add(new CreatableTopicConfigs().setName(name)
+                        .setValue(ConfigValues.format(effective.get(name)))
+                        .setReadOnly(false).setIsSensitive(false)
+                        .setConfigSource((overrides.containsKey(name) ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG).id()));
+            }
+        }
+        return out;
+    }
+}

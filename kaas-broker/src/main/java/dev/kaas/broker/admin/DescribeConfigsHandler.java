@@ -1,0 +1,109 @@
+package dev.kaas.broker.admin;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.model.TopicAssignment;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResult;
+import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsSynonym;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
+
+/**
+ * DescribeConfigs for topics (read-only; altering configs is a later issue): every Apache topic
+ * key with its effective value and source, overrides as TOPIC_CONFIG, the rest as
+ * DEFAULT_CONFIG. {@code kafka-topics.sh --describe} needs it. Other resource types answer
+ * INVALID_REQUEST until broker configs are served (src/docs/compatibility.md).
+ */
+@ApplicationScoped
+public class DescribeConfigsHandler implements ApiHandler {
+    private final ClusterView view;
+
+    public DescribeConfigsHandler(ClusterView view) {
+        this.view = view;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.DESCRIBE_CONFIGS;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        DescribeConfigsRequestData data = ((DescribeConfigsRequest) request).data();
+        DescribeConfigsResponseData resp = new DescribeConfigsResponseData().setThrottleTimeMs(0);
+        for (var r : data.resources()) {
+            DescribeConfigsResult out = new DescribeConfigsResult().setResourceType(r.resourceType()).setResourceName(r.resourceName());
+            if (r.resourceType() != ConfigResource.Type.TOPIC.id()) {
+                resp.results().add(out.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("kaas describes topic configs only in this release"));
+                continue;
+            }
+            TopicAssignment t = view.topic(r.resourceName());
+            if (t == null) {
+                resp.results().add(out.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                        .setErrorMessage("Topic " + r.resourceName() + " does not exist"));
+                continue;
+            }
+            Map<String, String> overrides = t.topic().configs();
+            Map<String, Object> effective = TopicConfigs.effective(overrides);
+            List<String> keys = r.configurationKeys() == null ? TopicConfigs.names().stream().sorted().toList() : r.configurationKeys();
+            for (String key : keys) {
+                ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
+                if (def == null) {
+                    continue;
+                }
+                boolean override = overrides.containsKey(key);
+                ConfigSource source = override ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
+                String value = ConfigValues.format(effective.get(key));
+                DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(key).setValue(value)
+                        .setReadOnly(false).setConfigSource(source.id()).setIsSensitive(false);
+                if (ctx.apiVersion() == 0) {
+                    c.setIsDefault(!override);
+                }
+                if (ctx.apiVersion() >= 3) {
+                    c.setConfigType(type(def.type).id());
+                }
+                if (data.includeSynonyms()) {
+                    c.synonyms().add(new DescribeConfigsSynonym().setName(key).setValue(value).setSource(source.id()));
+                }
+                if (data.includeDocumentation()) {
+                    c.setDocumentation(def.documentation);
+                }
+                out.configs().add(c);
+            }
+            resp.results().add(out.setErrorCode(Errors.NONE.code()));
+        }
+        return CompletableFuture.completedFuture(resp);
+    }
+
+    private static ConfigType type(ConfigDef.Type t) {
+        return switch (t) {
+            case BOOLEAN -> ConfigType.BOOLEAN;
+            case STRING -> ConfigType.STRING;
+            case INT -> ConfigType.INT;
+            case SHORT -> ConfigType.SHORT;
+            case LONG -> ConfigType.LONG;
+            case DOUBLE -> ConfigType.DOUBLE;
+            case LIST -> ConfigType.LIST;
+            case CLASS -> ConfigType.CLASS;
+            case PASSWORD -> ConfigType.PASSWORD;
+        };
+    }
+}

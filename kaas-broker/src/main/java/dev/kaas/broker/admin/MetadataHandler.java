@@ -1,0 +1,133 @@
+package dev.kaas.broker.admin;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.ControllerAdmin;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.EndpointInfo;
+import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.proto.CreateTopicsCall;
+import dev.kaas.proto.TopicToCreate;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseBroker;
+import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition;
+import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.jboss.logging.Logger;
+
+/**
+ * Metadata from the applied assignment. Brokers are listed with the endpoint of the listener the
+ * request came in on; every partition has one replica, its leader (the volume replicates, not
+ * the brokers). Unknown topics are auto-created through the controller when the request and
+ * {@code auto.create.topics.enable} allow, answered LEADER_NOT_AVAILABLE meanwhile, as Apache.
+ */
+@ApplicationScoped
+public class MetadataHandler implements ApiHandler {
+    private static final Logger LOG = Logger.getLogger(MetadataHandler.class);
+
+    private final ClusterView view;
+    private final ControllerAdmin controller;
+    private final BrokerConfig config;
+
+    public MetadataHandler(ClusterView view, ControllerAdmin controller, BrokerConfig config) {
+        this.view = view;
+        this.controller = controller;
+        this.config = config;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.METADATA;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        MetadataRequest req = (MetadataRequest) request;
+        MetadataRequestData data = req.data();
+        Assignment a = view.assignment();
+        MetadataResponseData resp = new MetadataResponseData()
+                .setClusterId(a.clusterId())
+                .setControllerId(a.brokers().isEmpty() ? view.brokerId() : a.brokers().get(0).id())
+                .setThrottleTimeMs(0);
+        for (BrokerInfo b : a.brokers()) {
+            for (EndpointInfo e : b.endpoints()) {
+                if (e.listener().equals(ctx.listenerName())) {
+                    resp.brokers().add(new MetadataResponseBroker().setNodeId(b.id()).setHost(e.host()).setPort(e.port()));
+                }
+            }
+        }
+        List<String> toCreate = new ArrayList<>();
+        if (req.isAllTopics()) {
+            view.topics().values().stream().sorted((x, y) -> x.topic().name().compareTo(y.topic().name()))
+                    .forEach(t -> resp.topics().add(describe(t)));
+        } else {
+            boolean autoCreate = data.allowAutoTopicCreation() && config.broker().autoCreateTopicsEnable();
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                if (rt.name() == null && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
+                    TopicAssignment t = view.topicById(rt.topicId().toString());
+                    resp.topics().add(t != null ? describe(t) : new MetadataResponseTopic().setTopicId(rt.topicId())
+                            .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                    continue;
+                }
+                String name = rt.name();
+                TopicAssignment t = name == null ? null : view.topic(name);
+                if (t != null) {
+                    resp.topics().add(describe(t));
+                    continue;
+                }
+                Errors error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                try {
+                    Topic.validate(name);
+                    if (autoCreate && !Topic.isInternal(name)) {
+                        toCreate.add(name);
+                        error = Errors.LEADER_NOT_AVAILABLE;
+                    }
+                } catch (InvalidTopicException | NullPointerException e) {
+                    error = Errors.INVALID_TOPIC_EXCEPTION;
+                }
+                resp.topics().add(new MetadataResponseTopic().setName(name).setErrorCode(error.code()).setIsInternal(false));
+            }
+        }
+        if (!toCreate.isEmpty()) {
+            CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder();
+            toCreate.forEach(n -> call.addTopics(TopicToCreate.newBuilder().setName(n).setNumPartitions(-1)));
+            controller.createTopics(call.build()).whenComplete((r, e) -> {
+                if (e != null) {
+                    LOG.warnf("auto-creation failed topics=%s: %s", toCreate, e.getMessage());
+                }
+            });
+        }
+        return CompletableFuture.completedFuture(resp);
+    }
+
+    static MetadataResponseTopic describe(TopicAssignment t) {
+        MetadataResponseTopic out = new MetadataResponseTopic().setName(t.topic().name())
+                .setTopicId(Uuid.fromString(t.topic().topicId())).setIsInternal(false).setErrorCode(Errors.NONE.code());
+        for (PartitionAssignment p : t.partitions()) {
+            boolean led = p.leader() != PartitionAssignment.NO_LEADER;
+            List<Integer> replicas = led ? List.of(p.leader()) : List.of();
+            out.partitions().add(new MetadataResponsePartition().setPartitionIndex(p.partition())
+                    .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
+                    .setLeaderId(p.leader()).setLeaderEpoch(p.leaderEpoch())
+                    .setReplicaNodes(replicas).setIsrNodes(replicas).setOfflineReplicas(List.of()));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,159 @@
+package dev.kaas.broker.cluster;
+
+import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.storage.LogConfig;
+import dev.kaas.broker.storage.PartitionLog;
+import dev.kaas.broker.storage.SerialExecutor;
+import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
+import org.jboss.logging.Logger;
+
+/**
+ * Makes the open partitions match an assignment: relinquish what moved away, abandon and
+ * delete what was deleted, take over what is newly ours (fence, recover), then publish the
+ * assignment to {@link ClusterView}. Runs on its own thread: opening a log scans files.
+ */
+@ApplicationScoped
+public class AssignmentApplier {
+    private static final Logger LOG = Logger.getLogger(AssignmentApplier.class);
+
+    private final ClusterView view;
+    private final Partitions partitions;
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "kaas-assignment");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile long appliedVersion = -1;
+    private volatile long appliedEpoch = -1;
+    private volatile boolean allOpen;
+
+    private record Wanted(TopicAssignment topic, PartitionAssignment partition) {
+    }
+
+    public AssignmentApplier(ClusterView view, Partitions partitions) {
+        this.view = view;
+        this.partitions = partitions;
+    }
+
+    /** Accepts a pushed assignment unless it comes from a deposed controller or is older than the applied one. */
+    public void submit(Assignment a) {
+        thread.execute(() -> {
+            if (a.controllerEpoch() < appliedEpoch || (a.controllerEpoch() == appliedEpoch && a.version() <= appliedVersion)) {
+                return;
+            }
+            apply(a);
+        });
+    }
+
+    public long appliedVersion() {
+        return appliedVersion;
+    }
+
+    /** Every partition the applied assignment gives this broker is open. */
+    public boolean allAssignedOpen() {
+        return allOpen;
+    }
+
+    private void apply(Assignment a) {
+        int me = view.brokerId();
+        Map<TopicPartition, Wanted> wanted = new HashMap<>();
+        Set<String> liveTopicIds = new HashSet<>();
+        for (TopicAssignment t : a.topics()) {
+            liveTopicIds.add(t.topic().topicId());
+            for (PartitionAssignment p : t.partitions()) {
+                if (p.leader() == me) {
+                    wanted.put(new TopicPartition(t.topic().name(), p.partition()), new Wanted(t, p));
+                }
+            }
+        }
+        for (var e : Map.copyOf(partitions.view()).entrySet()) {
+            TopicPartition tp = e.getKey();
+            PartitionLog log = e.getValue().log();
+            Wanted w = wanted.get(tp);
+            boolean same = w != null && w.topic().topic().topicId().equals(log.topicId()) && w.partition().leaderEpoch() == log.leaderEpoch()
+                    && !log.isFenced();
+            if (same) {
+                continue;
+            }
+            partitions.remove(tp);
+            // Close on the partition's writer so the close follows every append already queued.
+            e.getValue().writer().execute(() -> relinquish(tp, log, liveTopicIds.contains(log.topicId())));
+        }
+        boolean ok = true;
+        for (var e : wanted.entrySet()) {
+            if (partitions.get(e.getKey()) != null) {
+                continue;
+            }
+            TopicAssignment t = e.getValue().topic();
+            try {
+                PartitionLog log = PartitionLog.open(
+                        PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), e.getKey().partition()),
+                        e.getKey(), t.topic().topicId(), e.getValue().partition().leaderEpoch(), me,
+                        LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
+                partitions.put(e.getKey(), new Replica(log, new SerialExecutor(partitions.storage())));
+            } catch (Exception ex) {
+                ok = false;
+                LOG.errorf(ex, "could not open partition=%s epoch=%d", e.getKey(), e.getValue().partition().leaderEpoch());
+            }
+        }
+        allOpen = ok;
+        appliedVersion = a.version();
+        appliedEpoch = a.controllerEpoch();
+        view.applied(a);
+    }
+
+    private void relinquish(TopicPartition tp, PartitionLog log, boolean topicLives) {
+        try {
+            if (topicLives) {
+                log.close();
+            } else {
+                log.abandon();
+                AtomicFiles.deleteTree(log.directory());
+                var topicDir = log.directory().getParent();
+                try (var rest = java.nio.file.Files.list(topicDir)) {
+                    if (rest.findAny().isEmpty()) {
+                        java.nio.file.Files.deleteIfExists(topicDir);
+                    }
+                }
+                LOG.infof("partition deleted partition=%s topicId=%s", tp, log.topicId());
+            }
+        } catch (Exception e) {
+            LOG.errorf(e, "could not close partition=%s", tp);
+        }
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        try {
+            thread.submit(() -> {
+                for (var e : Map.copyOf(partitions.view()).entrySet()) {
+                    partitions.remove(e.getKey());
+                    try {
+                        e.getValue().writer().execute(() -> relinquish(e.getKey(), e.getValue().log(), true));
+                    } catch (Exception ex) {
+                        LOG.errorf(ex, "close failed partition=%s", e.getKey());
+                    }
+                }
+            }).get(10, TimeUnit.SECONDS);
+            partitions.storage().shutdown();
+            partitions.storage().awaitTermination(20, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warnf("shutdown of partitions incomplete: %s", e.toString());
+        }
+        thread.shutdownNow();
+    }
+}

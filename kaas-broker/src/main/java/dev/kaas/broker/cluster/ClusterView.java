@@ -1,0 +1,83 @@
+package dev.kaas.broker.cluster;
+
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.TopicAssignment;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/**
+ * This broker's picture of the cluster: the last assignment it applied. Read lock-free from
+ * event loops (one volatile snapshot); replaced only by the assignment applier.
+ */
+@ApplicationScoped
+public class ClusterView {
+    private record Snapshot(Assignment assignment, Map<String, TopicAssignment> byName, Map<String, TopicAssignment> byId) {
+    }
+
+    private final int brokerId;
+    private volatile Snapshot snapshot = new Snapshot(Assignment.empty(null), Map.of(), Map.of());
+    private volatile boolean connected;
+    private final ConcurrentSkipListMap<Long, CompletableFuture<Void>> versionWaiters = new ConcurrentSkipListMap<>();
+
+    public ClusterView(BrokerConfig config) {
+        this.brokerId = config.broker().id();
+    }
+
+    public int brokerId() {
+        return brokerId;
+    }
+
+    public Assignment assignment() {
+        return snapshot.assignment();
+    }
+
+    public TopicAssignment topic(String name) {
+        return snapshot.byName().get(name);
+    }
+
+    public TopicAssignment topicById(String topicId) {
+        return snapshot.byId().get(topicId);
+    }
+
+    public Map<String, TopicAssignment> topics() {
+        return snapshot.byName();
+    }
+
+    /** Publishes an assignment whose partitions have all been opened or closed already. */
+    void applied(Assignment a) {
+        Map<String, TopicAssignment> byName = new HashMap<>();
+        Map<String, TopicAssignment> byId = new HashMap<>();
+        for (TopicAssignment t : a.topics()) {
+            byName.put(t.topic().name(), t);
+            byId.put(t.topic().topicId(), t);
+        }
+        snapshot = new Snapshot(a, Map.copyOf(byName), Map.copyOf(byId));
+        var ready = versionWaiters.headMap(a.version(), true);
+        ready.values().forEach(f -> f.complete(null));
+        ready.clear();
+    }
+
+    /** Completes once an assignment of at least {@code version} has been applied here. */
+    public CompletableFuture<Void> awaitVersion(long version) {
+        if (snapshot.assignment().version() >= version) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Void> f = versionWaiters.computeIfAbsent(version, v -> new CompletableFuture<>());
+        if (snapshot.assignment().version() >= version) {
+            f.complete(null);
+        }
+        return f;
+    }
+
+    public boolean connected() {
+        return connected;
+    }
+
+    void connected(boolean value) {
+        connected = value;
+    }
+}

@@ -1,0 +1,65 @@
+package dev.kaas.broker.cluster;
+
+import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreateTopicsCall;
+import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.DeleteTopicsCall;
+import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.ProducerIdBlock;
+import io.grpc.stub.StreamObserver;
+import io.quarkus.grpc.GrpcClient;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.apache.kafka.common.errors.NotControllerException;
+
+/**
+ * Forwards admin writes to the controller as unary gRPC calls, without blocking: results come
+ * back as futures. An unreachable controller is NOT_CONTROLLER to the client, which retries.
+ */
+@ApplicationScoped
+public class ControllerAdmin {
+    private final ControllerAdminGrpc.ControllerAdminStub stub;
+
+    @Inject
+    public ControllerAdmin(@GrpcClient("controller") io.grpc.Channel channel) {
+        this.stub = ControllerAdminGrpc.newStub(channel);
+    }
+
+    public CompletableFuture<CreateTopicsReply> createTopics(CreateTopicsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).createTopics(c, o));
+    }
+
+    public CompletableFuture<DeleteTopicsReply> deleteTopics(DeleteTopicsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).deleteTopics(c, o));
+    }
+
+    public CompletableFuture<ProducerIdBlock> allocateProducerIds(int brokerId) {
+        return unary(AllocateProducerIdsCall.newBuilder().setBrokerId(brokerId).build(),
+                (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).allocateProducerIds(c, o));
+    }
+
+    private static <Q, R> CompletableFuture<R> unary(Q call, BiConsumer<Q, StreamObserver<R>> invoke) {
+        CompletableFuture<R> f = new CompletableFuture<>();
+        invoke.accept(call, new StreamObserver<>() {
+            @Override
+            public void onNext(R value) {
+                f.complete(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                f.completeExceptionally(new NotControllerException("controller unavailable: " + t.getMessage()));
+            }
+
+            @Override
+            public void onCompleted() {
+                f.completeExceptionally(new NotControllerException("controller sent no reply"));
+            }
+        });
+        return f;
+    }
+}

@@ -1,0 +1,148 @@
+package dev.kaas.broker.cluster;
+
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.protocol.ListenerSpec;
+import dev.kaas.common.fs.Json;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.proto.BrokerLinkGrpc;
+import dev.kaas.proto.BrokerReport;
+import dev.kaas.proto.ControllerCommand;
+import dev.kaas.proto.Endpoint;
+import dev.kaas.proto.Register;
+import dev.kaas.proto.Status;
+import io.grpc.stub.StreamObserver;
+import io.quarkus.grpc.GrpcClient;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The broker's end of the controller stream: register with our endpoints, report every
+ * interval, apply every assignment pushed down, reconnect with back-off when the stream ends.
+ * Losing the controller changes nothing that is being served: only changes stop.
+ *
+ * <p>Threading: every send on the stream happens on the session thread, one at a time.
+ */
+@ApplicationScoped
+public class ControllerSession {
+    private static final Logger LOG = Logger.getLogger(ControllerSession.class);
+
+    @Inject
+    @GrpcClient("controller")
+    io.grpc.Channel channel;
+
+    @Inject
+    BrokerConfig config;
+
+    @Inject
+    ClusterView view;
+
+    @Inject
+    AssignmentApplier applier;
+
+    private final String incarnation = UUID.randomUUID().toString();
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-controller-session");
+        t.setDaemon(true);
+        return t;
+    });
+    private StreamObserver<BrokerReport> out;
+    private int generation;
+    private volatile boolean stopping;
+
+    void onStart(@Observes StartupEvent ev) {
+        thread.execute(this::connect);
+        long every = config.broker().reportInterval().toMillis();
+        thread.scheduleWithFixedDelay(this::report, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        stopping = true;
+        try {
+            thread.submit(() -> {
+                if (out != null) {
+                    out.onCompleted();
+                    out = null;
+                }
+            }).get(2, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.debugf(e, "closing the controller stream");
+        }
+        thread.shutdownNow();
+    }
+
+    private void connect() {
+        if (stopping) {
+            return;
+        }
+        int gen = ++generation;
+        try {
+            out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
+                @Override
+                public void onNext(ControllerCommand command) {
+                    if (command.hasAssignment()) {
+                        try {
+                            applier.submit(Json.read(command.getAssignment().getJson(), Assignment.class));
+                        } catch (Exception e) {
+                            LOG.errorf(e, "unreadable assignment version=%d", command.getAssignment().getVersion());
+                        }
+                    }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    ended(gen, t.getMessage());
+                }
+
+                @Override
+                public void onCompleted() {
+                    ended(gen, "completed by the controller");
+                }
+            });
+            Register.Builder reg = Register.newBuilder().setBrokerId(view.brokerId()).setIncarnation(incarnation);
+            for (ListenerSpec l : ListenerSpec.parseList(config.broker().advertisedListeners())) {
+                reg.addEndpoints(Endpoint.newBuilder().setListener(l.name()).setHost(l.host()).setPort(l.port())
+                        .setSecurityProtocol("PLAINTEXT"));
+            }
+            out.onNext(BrokerReport.newBuilder().setRegister(reg).build());
+            view.connected(true);
+            LOG.infof("registered with the controller broker=%d incarnation=%s", view.brokerId(), incarnation);
+        } catch (RuntimeException e) {
+            ended(gen, e.getMessage());
+        }
+    }
+
+    private void ended(int gen, String why) {
+        thread.execute(() -> {
+            if (gen != generation || stopping) {
+                return;
+            }
+            if (view.connected()) {
+                LOG.warnf("controller stream ended, reconnecting: %s", why);
+            }
+            view.connected(false);
+            out = null;
+            thread.schedule(this::connect, 1, TimeUnit.SECONDS);
+        });
+    }
+
+    private void report() {
+        if (out == null) {
+            return;
+        }
+        try {
+            out.onNext(BrokerReport.newBuilder().setStatus(Status.newBuilder()
+                    .setHealthy(applier.allAssignedOpen())
+                    .setAppliedAssignmentVersion(applier.appliedVersion())).build());
+        } catch (RuntimeException e) {
+            ended(generation, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package dev.kaas.broker.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+
+/** Every {@code kaas.*} key the broker reads, with its default. */
+@ConfigMapping(prefix = "kaas")
+public interface BrokerConfig {
+    /** The shared volume: partition logs and {@code __cluster/} files. */
+    @WithDefault("kaas-data")
+    String dataDir();
+
+    Broker broker();
+
+    interface Broker {
+        /** This broker's node id (Apache {@code node.id}). */
+        @WithDefault("1")
+        int id();
+
+        /** Where to bind, Apache syntax: {@code NAME://host:port,…}. */
+        @WithDefault("PLAINTEXT://127.0.0.1:9092")
+        String listeners();
+
+        /** What clients are told, per listener name, Apache syntax. Defaults to {@code listeners} with localhost for a wildcard host. */
+        @WithDefault("PLAINTEXT://localhost:9092")
+        String advertisedListeners();
+
+        /** Largest request frame accepted before allocation (Apache {@code socket.request.max.bytes}). */
+        @WithDefault("104857600")
+        int socketRequestMaxBytes();
+
+        /** Apache {@code auto.create.topics.enable}. */
+        @WithDefault("true")
+        boolean autoCreateTopicsEnable();
+
+        /** Worker threads for appends, reads and file scans; never the event loop. */
+        @WithDefault("8")
+        int storageThreads();
+
+        /** Threads that run fsyncs, so a slow volume does not hold up appends to other partitions. */
+        @WithDefault("8")
+        int flushThreads();
+
+        /** Requests read from one connection before reading pauses until responses go out. */
+        @WithDefault("16")
+        int maxInFlightPerConnection();
+
+        /** How often the broker reports to the controller. */
+        @WithDefault("1s")
+        Duration reportInterval();
+    }
+}

@@ -1,0 +1,211 @@
+package dev.kaas.broker.data;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.storage.PartitionLog;
+import dev.kaas.common.model.TopicAssignment;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
+import org.apache.kafka.common.message.FetchResponseData.PartitionData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.jboss.logging.Logger;
+
+/**
+ * Fetch for consumers. Stateless by contract (non-goals: KIP-227): every response carries
+ * session ID 0, so clients send full fetch state each time; a request naming a session gets
+ * FETCH_SESSION_ID_NOT_FOUND. Reads run on the storage pool. A fetch with fewer than
+ * {@code min_bytes} available parks in {@link FetchWaiters} until a high watermark it reads
+ * moves or {@code max_wait_ms} passes.
+ */
+@ApplicationScoped
+public class FetchHandler implements ApiHandler {
+    private static final Logger LOG = Logger.getLogger(FetchHandler.class);
+
+    private final Partitions partitions;
+    private final ClusterView view;
+    private final FetchWaiters waiters;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Partitions.named("kaas-fetch-timer"));
+
+    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters) {
+        this.partitions = partitions;
+        this.view = view;
+        this.waiters = waiters;
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        timer.shutdownNow();
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.FETCH;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        FetchRequestData data = ((FetchRequest) request).data();
+        if (data.sessionId() != 0) {
+            return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code()).setSessionId(0));
+        }
+        if (data.sessionEpoch() != 0 && data.sessionEpoch() != -1) {
+            return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
+        }
+        Op op = new Op(data, ctx.apiVersion());
+        op.start();
+        return op.result;
+    }
+
+    /** One fetch, possibly attempted several times while it waits for data. */
+    private final class Op implements Runnable {
+        final FetchRequestData data;
+        final short version;
+        final CompletableFuture<ApiMessage> result = new CompletableFuture<>();
+        final AtomicBoolean busy = new AtomicBoolean();
+        final List<TopicPartition> parked = new ArrayList<>();
+        volatile boolean dirty;
+        volatile boolean expired;
+        ScheduledFuture<?> timeout;
+
+        Op(FetchRequestData data, short version) {
+            this.data = data;
+            this.version = version;
+        }
+
+        void start() {
+            partitions.storage().execute(() -> attempt(true));
+        }
+
+        /** Woken by a high-watermark change. */
+        @Override
+        public void run() {
+            dirty = true;
+            if (busy.compareAndSet(false, true)) {
+                partitions.storage().execute(() -> {
+                    busy.set(false);
+                    attempt(false);
+                });
+            }
+        }
+
+        private synchronized void attempt(boolean first) {
+            if (result.isDone()) {
+                return;
+            }
+            dirty = false;
+            Collected c;
+            try {
+                c = collect();
+            } catch (Exception e) {
+                finish();
+                result.completeExceptionally(e);
+                return;
+            }
+            boolean enough = c.bytes >= Math.max(1, data.minBytes()) || c.error || data.maxWaitMs() <= 0 || expired;
+            if (enough) {
+                finish();
+                result.complete(c.response);
+                return;
+            }
+            if (first) {
+                parked.addAll(c.partitions);
+                waiters.park(parked, this);
+                timeout = timer.schedule(() -> {
+                    expired = true;
+                    partitions.storage().execute(() -> attempt(false));
+                }, data.maxWaitMs(), TimeUnit.MILLISECONDS);
+                if (dirty) {
+                    partitions.storage().execute(() -> attempt(false));
+                }
+            }
+        }
+
+        private void finish() {
+            waiters.unpark(parked, this);
+            if (timeout != null) {
+                timeout.cancel(false);
+            }
+        }
+
+        private Collected collect() throws Exception {
+            FetchResponseData resp = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(0);
+            boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
+            int budget = version >= 3 ? data.maxBytes() : Integer.MAX_VALUE;
+            int total = 0;
+            boolean error = false;
+            List<TopicPartition> tps = new ArrayList<>();
+            for (FetchRequestData.FetchTopic ft : data.topics()) {
+                boolean byId = version >= 13;
+                TopicAssignment topic = byId ? view.topicById(ft.topicId().toString()) : view.topic(ft.topic());
+                FetchableTopicResponse tr = new FetchableTopicResponse().setTopic(ft.topic()).setTopicId(ft.topicId());
+                resp.responses().add(tr);
+                for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                    PartitionData pd = new PartitionData().setPartitionIndex(fp.partition()).setHighWatermark(-1)
+                            .setLastStableOffset(-1).setLogStartOffset(-1).setPreferredReadReplica(-1)
+                            .setAbortedTransactions(readCommitted ? new ArrayList<>() : null)
+                            .setRecords(MemoryRecords.EMPTY);
+                    tr.partitions().add(pd);
+                    if (topic == null) {
+                        pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                        error = true;
+                        continue;
+                    }
+                    TopicPartition tp = new TopicPartition(topic.topic().name(), fp.partition());
+                    Replica replica = partitions.get(tp);
+                    if (replica == null || !replica.log().topicId().equals(topic.topic().topicId())) {
+                        boolean known = fp.partition() >= 0 && fp.partition() < topic.partitions().size();
+                        pd.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                        error = true;
+                        continue;
+                    }
+                    PartitionLog log = replica.log();
+                    Errors epochError = LeaderEpochs.check(fp.currentLeaderEpoch(), log.leaderEpoch());
+                    long hw = log.highWatermark();
+                    pd.setHighWatermark(hw).setLastStableOffset(hw).setLogStartOffset(log.logStartOffset());
+                    if (epochError != Errors.NONE) {
+                        pd.setErrorCode(epochError.code());
+                        error = true;
+                        continue;
+                    }
+                    if (fp.fetchOffset() < log.logStartOffset() || fp.fetchOffset() > log.logEndOffset()) {
+                        pd.setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code());
+                        error = true;
+                        continue;
+                    }
+                    tps.add(tp);
+                    int limit = Math.min(fp.partitionMaxBytes(), Math.max(0, budget - total));
+                    MemoryRecords records = limit <= 0 && total > 0 ? MemoryRecords.EMPTY
+                            : log.read(fp.fetchOffset(), limit, total == 0, hw);
+                    pd.setErrorCode(Errors.NONE.code()).setRecords(records);
+                    total += records.sizeInBytes();
+                }
+            }
+            return new Collected(resp, total, error, tps);
+        }
+    }
+
+    private record Collected(FetchResponseData response, int bytes, boolean error, List<TopicPartition> partitions) {
+    }
+
+}

@@ -1,0 +1,102 @@
+package dev.kaas.broker.data;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.storage.PartitionLog;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsTopicResponse;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+
+/**
+ * ListOffsets: earliest (-2; also -4 "earliest local", which is the same log without a remote
+ * tier), latest (-1: high watermark, or LSO for read_committed), max timestamp (-3, KIP-734) and
+ * by timestamp through the time index. Runs on the storage pool: lookups by time read batches.
+ */
+@ApplicationScoped
+public class ListOffsetsHandler implements ApiHandler {
+    private final Partitions partitions;
+    private final ClusterView view;
+
+    public ListOffsetsHandler(Partitions partitions, ClusterView view) {
+        this.partitions = partitions;
+        this.view = view;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.LIST_OFFSETS;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ListOffsetsRequestData data = ((ListOffsetsRequest) request).data();
+        short version = ctx.apiVersion();
+        return CompletableFuture.supplyAsync(() -> {
+            ListOffsetsResponseData resp = new ListOffsetsResponseData().setThrottleTimeMs(0);
+            for (ListOffsetsRequestData.ListOffsetsTopic t : data.topics()) {
+                ListOffsetsTopicResponse tr = new ListOffsetsTopicResponse().setName(t.name());
+                resp.topics().add(tr);
+                for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
+                    tr.partitions().add(lookup(new TopicPartition(t.name(), p.partitionIndex()), p, version));
+                }
+            }
+            return resp;
+        }, partitions.storage());
+    }
+
+    private ListOffsetsPartitionResponse lookup(TopicPartition tp, ListOffsetsRequestData.ListOffsetsPartition p, short version) {
+        ListOffsetsPartitionResponse out = new ListOffsetsPartitionResponse().setPartitionIndex(tp.partition())
+                .setTimestamp(-1).setOffset(-1).setLeaderEpoch(-1);
+        Replica replica = partitions.get(tp);
+        if (replica == null) {
+            var topic = view.topic(tp.topic());
+            boolean known = topic != null && tp.partition() >= 0 && tp.partition() < topic.partitions().size();
+            return out.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+        }
+        PartitionLog log = replica.log();
+        Errors epochError = LeaderEpochs.check(p.currentLeaderEpoch(), log.leaderEpoch());
+        if (epochError != Errors.NONE) {
+            return out.setErrorCode(epochError.code());
+        }
+        long hw = log.highWatermark();
+        try {
+            long ts = p.timestamp();
+            if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
+                out.setOffset(hw).setLeaderEpoch(log.leaderEpoch());
+            } else if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+                out.setOffset(log.logStartOffset()).setLeaderEpoch(log.epochForOffset(log.logStartOffset()));
+            } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+                Optional<PartitionLog.TimestampAndOffset> max = log.maxTimestamp();
+                max.filter(m -> m.offset() < hw).ifPresent(m -> out.setOffset(m.offset()).setTimestamp(m.timestamp()).setLeaderEpoch(m.leaderEpoch()));
+            } else if (ts >= 0) {
+                log.offsetForTimestamp(ts, hw).ifPresent(m -> out.setOffset(m.offset()).setTimestamp(m.timestamp()).setLeaderEpoch(m.leaderEpoch()));
+            } else {
+                return out.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
+            }
+            if (version == 0) {
+                List<Long> old = new ArrayList<>();
+                if (out.offset() >= 0) {
+                    old.add(out.offset());
+                }
+                out.setOldStyleOffsets(old);
+            }
+            return out.setErrorCode(Errors.NONE.code());
+        } catch (Exception e) {
+            return out.setErrorCode(Errors.forException(e).code());
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.kaas.broker.data;
+
+import dev.kaas.broker.config.BrokerConfig;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The partitions open on this broker and the threads that serve them: the storage pool
+ * (appends through per-partition serial executors, reads, scans) and the flush pool (fsyncs).
+ * Only the assignment applier adds or removes entries; everyone else reads.
+ */
+@ApplicationScoped
+public class Partitions {
+    private final Map<TopicPartition, Replica> open = new ConcurrentHashMap<>();
+    private final ExecutorService storage;
+    private final ExecutorService flush;
+    private final ScheduledExecutorService timers;
+    private final Path dataDir;
+    private volatile Consumer<TopicPartition> highWatermarkListener = tp -> { };
+
+    public Partitions(BrokerConfig config) {
+        this.dataDir = Path.of(config.dataDir()).toAbsolutePath();
+        this.storage = Executors.newFixedThreadPool(config.broker().storageThreads(), named("kaas-storage"));
+        this.flush = Executors.newFixedThreadPool(config.broker().flushThreads(), named("kaas-flush"));
+        this.timers = Executors.newSingleThreadScheduledExecutor(named("kaas-log-timer"));
+        timers.scheduleWithFixedDelay(() -> open.values().forEach(r -> r.log().maybeTimedFlush()), 100, 100, TimeUnit.MILLISECONDS);
+    }
+
+    static java.util.concurrent.ThreadFactory named(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public Replica get(TopicPartition tp) {
+        return open.get(tp);
+    }
+
+    public Collection<Replica> all() {
+        return open.values();
+    }
+
+    public Map<TopicPartition, Replica> view() {
+        return open;
+    }
+
+    public void put(TopicPartition tp, Replica r) {
+        r.log().onHighWatermark(() -> highWatermarkListener.accept(tp));
+        open.put(tp, r);
+    }
+
+    public Replica remove(TopicPartition tp) {
+        return open.remove(tp);
+    }
+
+    public ExecutorService storage() {
+        return storage;
+    }
+
+    public ExecutorService flush() {
+        return flush;
+    }
+
+    public void onHighWatermark(Consumer<TopicPartition> listener) {
+        this.highWatermarkListener = listener;
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        timers.shutdownNow();
+    }
+}

@@ -1,0 +1,36 @@
+package dev.kaas.broker.storage;
+
+import dev.kaas.common.config.TopicConfigs;
+import java.util.Map;
+import org.apache.kafka.common.config.TopicConfig;
+
+/** The effective topic configuration one partition log obeys, resolved once when it opens. */
+public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes, int maxMessageBytes,
+                        long flushMessages, long flushMs, boolean logAppendTime,
+                        long timestampBeforeMaxMs, long timestampAfterMaxMs) {
+
+    public static LogConfig from(Map<String, String> overrides) {
+        Map<String, Object> e = TopicConfigs.effective(overrides);
+        return new LogConfig(
+                (Integer) e.get(TopicConfig.SEGMENT_BYTES_CONFIG),
+                (Long) e.get(TopicConfig.SEGMENT_MS_CONFIG),
+                (Integer) e.get(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
+                (Integer) e.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG),
+                (Long) e.get(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
+                (Long) e.get(TopicConfig.FLUSH_MS_CONFIG),
+                "LogAppendTime".equals(e.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)),
+                Math.min((Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
+                        (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)),
+                Math.min((Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
+                        (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)));
+    }
+
+    public static LogConfig defaults() {
+        return from(Map.of());
+    }
+
+    /** True when acknowledgements wait for fsync: kaas's default, Apache's {@code flush.messages=1}. */
+    public boolean syncEveryAppend() {
+        return flushMessages <= 1;
+    }
+}

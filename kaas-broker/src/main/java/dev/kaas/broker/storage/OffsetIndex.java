@@ -1,0 +1,159 @@
+package dev.kaas.broker.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A sparse index of one segment: entries of (key, position) with strictly increasing keys. Used as
+ * the offset index (key = absolute offset of a batch's first record, value = byte position of the
+ * batch) and as the time index (key = max timestamp so far, value = position of the batch that
+ * raised it; timestamps are not unique per batch, only increases are recorded).
+ *
+ * <p>File format ({@code .index} / {@code .timeindex}): a sequence of 12-byte entries
+ * {@code key:int64, position:int32}, big-endian. The file is written as entries are added and is
+ * never fsynced: it is derivable from the log and rebuilt when it disagrees with it.
+ *
+ * <p>Threading: one appender (the partition's serial executor), any number of concurrent readers.
+ * Entries are published by a volatile size written after the entry, so a reader sees a
+ * consistent prefix.
+ */
+final class OffsetIndex implements AutoCloseable {
+    static final int ENTRY = 12;
+
+    private record Entries(long[] keys, int[] positions) {
+    }
+
+    private final Path file;
+    private volatile Entries entries = new Entries(new long[64], new int[64]);
+    private volatile int size;
+    private FileChannel channel;
+
+    private OffsetIndex(Path file) {
+        this.file = file;
+    }
+
+    static OffsetIndex create(Path file) throws IOException {
+        OffsetIndex idx = new OffsetIndex(file);
+        idx.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        return idx;
+    }
+
+    /**
+     * Loads an index file; returns null when it is missing or inconsistent (not a whole number of
+     * entries, keys not increasing, a position at or past {@code logSize}), so the caller rebuilds.
+     */
+    static OffsetIndex load(Path file, int logSize, long minKey) throws IOException {
+        if (!Files.exists(file)) {
+            return null;
+        }
+        byte[] bytes = Files.readAllBytes(file);
+        if (bytes.length % ENTRY != 0) {
+            return null;
+        }
+        OffsetIndex idx = new OffsetIndex(file);
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        long lastKey = Long.MIN_VALUE;
+        int lastPos = -1;
+        while (b.hasRemaining()) {
+            long key = b.getLong();
+            int pos = b.getInt();
+            if (key <= lastKey || pos <= lastPos || pos >= logSize || key < minKey) {
+                return null;
+            }
+            idx.addInMemory(key, pos);
+            lastKey = key;
+            lastPos = pos;
+        }
+        idx.channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        return idx;
+    }
+
+    void add(long key, int position) throws IOException {
+        int n = size;
+        if (n > 0 && key <= entries.keys()[n - 1]) {
+            return;
+        }
+        addInMemory(key, position);
+        ByteBuffer b = ByteBuffer.allocate(ENTRY).putLong(key).putInt(position).flip();
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+    }
+
+    private void addInMemory(long key, int position) {
+        int n = size;
+        Entries e = entries;
+        if (n == e.keys().length) {
+            long[] k = java.util.Arrays.copyOf(e.keys(), n * 2);
+            int[] p = java.util.Arrays.copyOf(e.positions(), n * 2);
+            e = new Entries(k, p);
+            entries = e;
+        }
+        e.keys()[n] = key;
+        e.positions()[n] = position;
+        size = n + 1;
+    }
+
+    /** Position of the last entry whose key is {@code <= key}, or 0 when there is none. */
+    int floorPosition(long key) {
+        int n = size;
+        Entries e = entries;
+        int lo = 0;
+        int hi = n - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (e.keys()[mid] <= key) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found < 0 ? 0 : e.positions()[found];
+    }
+
+    /** Position of the first entry whose key is {@code >= key}'s floor: for the time index, where to start scanning. */
+    int positionBefore(long key) {
+        int n = size;
+        Entries e = entries;
+        int found = -1;
+        int lo = 0;
+        int hi = n - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (e.keys()[mid] < key) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found < 0 ? 0 : e.positions()[found];
+    }
+
+    int entries() {
+        return size;
+    }
+
+    long lastKey() {
+        int n = size;
+        return n == 0 ? Long.MIN_VALUE : entries.keys()[n - 1];
+    }
+
+    void delete() throws IOException {
+        close();
+        Files.deleteIfExists(file);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (channel != null && channel.isOpen()) {
+            channel.close();
+        }
+    }
+}

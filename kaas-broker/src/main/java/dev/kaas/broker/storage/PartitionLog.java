@@ -1,0 +1,709 @@
+package dev.kaas.broker.storage;
+
+import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Json;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MutableRecordBatch;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+import org.jboss.logging.Logger;
+
+/**
+ * The log of one partition incarnation, opened by its current leader.
+ *
+ * <p>Directory {@code <data>/<topic>-<topicId>/<partition>/}:
+ * <pre>
+ * {epoch:08x}-{baseOffset:020d}.log|.index|.timeindex  segments (see {@link LogSegment})
+ * leader-epoch                 the fence: {"leaderEpoch":n,"broker":id}; written first on takeover
+ * manifest.json                topic, topic ID, partition, log start offset
+ * recovery-checkpoint          offset below which every byte is known flushed and valid
+ * producer-state.json          idempotent-producer window as of an offset (snapshot)
+ * </pre>
+ *
+ * <p>Takeover ({@link #open}): write the fence with the new epoch, then recover: segments past
+ * the recovery checkpoint are scanned and truncated at the first torn or corrupt batch, indexes
+ * rebuilt, the producer window rebuilt from the snapshot plus the scanned tail, recovered bytes
+ * fsynced, and a new segment named with the new epoch begins.
+ *
+ * <p>Acknowledgement ("acknowledged means durable and owned"): with {@code flush.messages=1}
+ * (the kaas default) an append is acknowledged only after an fsync that covers it and a fresh
+ * re-read of the fence still showing this log's epoch. Concurrent appends share one fsync
+ * (group commit). The high watermark advances only past records that passed both checks.
+ *
+ * <p>Threading: {@link #append} runs only on the partition's serial executor (one at a time,
+ * in request order); fsyncs run on the flush executor; {@link #read} and the lookups may run
+ * concurrently on any worker thread. None of this may run on a Vert.x event loop.
+ */
+public final class PartitionLog {
+    private static final Logger LOG = Logger.getLogger(PartitionLog.class);
+    static final String FENCE = "leader-epoch";
+    static final String MANIFEST = "manifest.json";
+    static final String CHECKPOINT = "recovery-checkpoint";
+    static final String PRODUCER_STATE = "producer-state.json";
+
+    public record AppendResult(long baseOffset, long lastOffset, long logAppendTime, long logStartOffset) {
+    }
+
+    public record TimestampAndOffset(long timestamp, long offset, int leaderEpoch) {
+    }
+
+    record Fence(int leaderEpoch, int broker) {
+    }
+
+    record Manifest(String topic, String topicId, int partition, long logStartOffset) {
+    }
+
+    record ProducerSnapshot(long offset, List<ProducerStateTable.Entry> producers) {
+    }
+
+    private final Path dir;
+    private final TopicPartition tp;
+    private final String topicId;
+    private final int leaderEpoch;
+    private final int brokerId;
+    private final LogConfig config;
+    private final LongSupplier clock;
+    private final Executor flushExecutor;
+    private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+    private final ProducerStateTable producers = new ProducerStateTable();
+
+    private final Object flushLock = new Object();
+    private final PriorityQueue<Waiter> waiters = new PriorityQueue<>((a, b) -> Long.compare(a.offset, b.offset));
+    private boolean flushing;
+    private volatile LogSegment active;
+    private volatile long logEndOffset;
+    private volatile long highWatermark;
+    private volatile long logStartOffset;
+    private volatile boolean fenced;
+    private volatile boolean closed;
+    private long unflushedMessages;
+    private long lastFlushMs;
+    private volatile Runnable onHighWatermark = () -> { };
+
+    private record Waiter(long offset, CompletableFuture<Void> future) {
+    }
+
+    private PartitionLog(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId, LogConfig config,
+                         LongSupplier clock, Executor flushExecutor) {
+        this.dir = dir;
+        this.tp = tp;
+        this.topicId = topicId;
+        this.leaderEpoch = leaderEpoch;
+        this.brokerId = brokerId;
+        this.config = config;
+        this.clock = clock;
+        this.flushExecutor = flushExecutor;
+    }
+
+    /** The directory of a partition incarnation: names are not identities, so the topic ID is part of it. */
+    public static Path directory(Path dataDir, String topic, String topicId, int partition) {
+        return dataDir.resolve(topic + "-" + topicId).resolve(Integer.toString(partition));
+    }
+
+    /** Takes the partition over under {@code leaderEpoch}: fence first, then recover. Blocking. */
+    public static PartitionLog open(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId,
+                                    LogConfig config, LongSupplier clock, Executor flushExecutor) throws IOException {
+        Files.createDirectories(dir);
+        PartitionLog log = new PartitionLog(dir, tp, topicId, leaderEpoch, brokerId, config, clock, flushExecutor);
+        Fence current = log.readFence();
+        if (current != null && current.leaderEpoch() > leaderEpoch) {
+            throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + current.leaderEpoch()
+                    + ", newer than " + leaderEpoch);
+        }
+        AtomicFiles.write(dir.resolve(FENCE), Json.bytes(new Fence(leaderEpoch, brokerId)));
+        log.recover();
+        return log;
+    }
+
+    private void recover() throws IOException {
+        Manifest manifest = AtomicFiles.read(dir.resolve(MANIFEST)).map(b -> readJson(b, Manifest.class)).orElse(null);
+        long checkpoint = AtomicFiles.read(dir.resolve(CHECKPOINT))
+                .map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8).trim())).orElse(0L);
+        List<Path> files = new ArrayList<>();
+        try (var list = Files.list(dir)) {
+            list.filter(p -> LogSegment.parseName(p.getFileName().toString()) != null).forEach(files::add);
+        }
+        files.sort((a, b) -> {
+            long[] x = LogSegment.parseName(a.getFileName().toString());
+            long[] y = LogSegment.parseName(b.getFileName().toString());
+            return x[1] != y[1] ? Long.compare(x[1], y[1]) : Long.compare(x[0], y[0]);
+        });
+        int recovered = 0;
+        for (int i = 0; i < files.size(); i++) {
+            long nextBase = i + 1 < files.size() ? LogSegment.parseName(files.get(i + 1).getFileName().toString())[1] : Long.MAX_VALUE;
+            boolean mustScan = nextBase > checkpoint;
+            LogSegment s = LogSegment.open(files.get(i), mustScan, config.indexIntervalBytes(), null);
+            if (mustScan) {
+                recovered++;
+            }
+            LogSegment previous = segments.isEmpty() ? null : segments.lastEntry().getValue();
+            if (previous != null && s.baseOffset() < previous.nextOffset()) {
+                // A segment that starts inside the previous one can only come from a torn roll; its bytes are not acknowledged.
+                LOG.warnf("dropping overlapping segment file=%s partition=%s", files.get(i), tp);
+                s.deleteFiles();
+                continue;
+            }
+            if (s.isEmpty() && i + 1 < files.size()) {
+                s.deleteFiles();
+                continue;
+            }
+            s.flush();
+            segments.put(s.baseOffset(), s);
+        }
+        long end = segments.isEmpty() ? (manifest == null ? 0 : manifest.logStartOffset()) : segments.lastEntry().getValue().nextOffset();
+        logStartOffset = segments.isEmpty() ? end : segments.firstKey();
+        if (manifest != null) {
+            logStartOffset = Math.max(logStartOffset, Math.min(manifest.logStartOffset(), end));
+        }
+        rebuildProducerState(end);
+        LogSegment last = segments.isEmpty() ? null : segments.lastEntry().getValue();
+        if (last != null && last.isEmpty() && last.leaderEpoch() != leaderEpoch) {
+            segments.remove(last.baseOffset());
+            last.deleteFiles();
+            last = null;
+        }
+        if (last == null || last.leaderEpoch() != leaderEpoch) {
+            last = LogSegment.create(dir, leaderEpoch, end, config.indexIntervalBytes());
+            segments.put(end, last);
+        }
+        active = last;
+        logEndOffset = end;
+        highWatermark = end;
+        lastFlushMs = clock.getAsLong();
+        AtomicFiles.write(dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset)));
+        AtomicFiles.fsyncDirectory(dir);
+        LOG.infof("partition opened partition=%s epoch=%d logStart=%d logEnd=%d segments=%d recoveredSegments=%d",
+                tp, leaderEpoch, logStartOffset, end, segments.size(), recovered);
+    }
+
+    private void rebuildProducerState(long end) throws IOException {
+        long from = logStartOffset;
+        var snapshot = AtomicFiles.read(dir.resolve(PRODUCER_STATE)).map(b -> readJson(b, ProducerSnapshot.class)).orElse(null);
+        if (snapshot != null && snapshot.offset() <= end && snapshot.offset() >= logStartOffset) {
+            producers.restore(snapshot.producers());
+            from = snapshot.offset();
+        }
+        ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
+        for (LogSegment s : segments.tailMap(segments.floorKey(from) == null ? from : segments.floorKey(from)).values()) {
+            int pos = s.positionOf(from, s.size());
+            while (pos + BatchHeader.SIZE <= s.size()) {
+                header.clear();
+                s.readFully(header, pos);
+                header.flip();
+                long pid = BatchHeader.producerId(header, 0);
+                if (pid != RecordBatch.NO_PRODUCER_ID && !BatchHeader.isControl(header, 0)) {
+                    int firstSeq = BatchHeader.baseSequence(header, 0);
+                    int delta = BatchHeader.lastOffsetDelta(header, 0);
+                    producers.update(pid, BatchHeader.producerEpoch(header, 0), firstSeq,
+                            firstSeq == RecordBatch.NO_SEQUENCE ? firstSeq : incrementSequence(firstSeq, delta),
+                            BatchHeader.baseOffset(header, 0), BatchHeader.lastOffset(header, 0), BatchHeader.maxTimestamp(header, 0));
+                }
+                pos += BatchHeader.totalSize(header, 0);
+            }
+        }
+    }
+
+    static int incrementSequence(int seq, int increment) {
+        return seq > Integer.MAX_VALUE - increment ? increment - (Integer.MAX_VALUE - seq) - 1 : seq + increment;
+    }
+
+    /**
+     * Validates every batch, then assigns offsets and writes them. Nothing is written when any
+     * batch is invalid. Runs on the partition's serial executor.
+     */
+    public AppendResult append(MemoryRecords records) throws IOException {
+        ensureWritable();
+        long now = clock.getAsLong();
+        ByteBuffer buffer = records.buffer();
+        int count = 0;
+        List<MutableRecordBatch> batches = new ArrayList<>();
+        for (MutableRecordBatch batch : records.batches()) {
+            batches.add(batch);
+        }
+        if (batches.isEmpty()) {
+            throw new InvalidRecordException("Produce request for " + tp + " contains no record batches");
+        }
+        int totalBytes = 0;
+        for (MutableRecordBatch batch : batches) {
+            if (batch.magic() < RecordBatch.MAGIC_VALUE_V2) {
+                throw new UnsupportedForMessageFormatException("kaas stores only v2 record batches, got magic " + batch.magic());
+            }
+            if (batch.sizeInBytes() > config.maxMessageBytes()) {
+                throw new RecordTooLargeException("The record batch size in the append to " + tp + " is " + batch.sizeInBytes()
+                        + " bytes which exceeds the maximum configured value of " + config.maxMessageBytes() + ".");
+            }
+            try {
+                batch.ensureValid();
+            } catch (CorruptRecordException e) {
+                throw new CorruptRecordException("Record batch for " + tp + " is corrupt: " + e.getMessage());
+            }
+            int n = batch.countOrNull() == null ? -1 : batch.countOrNull();
+            if (n <= 0 || (int) (batch.lastOffset() - batch.baseOffset()) != n - 1) {
+                throw new InvalidRecordException("Record batch for " + tp + " has inconsistent record count " + n
+                        + " and last offset delta " + (int) (batch.lastOffset() - batch.baseOffset()));
+            }
+            if (batch.isControlBatch()) {
+                throw new InvalidRecordException("Clients may not write control batches (" + tp + ")");
+            }
+            if (!config.logAppendTime() && batch.timestampType() == TimestampType.CREATE_TIME) {
+                validateTimestamp(batch.maxTimestamp(), now);
+                if (batch instanceof org.apache.kafka.common.record.DefaultRecordBatch d) {
+                    validateTimestamp(d.baseTimestamp(), now);
+                }
+            }
+            count += n;
+            totalBytes += batch.sizeInBytes();
+        }
+        // Idempotence: the Java producer sends one batch per partition per request; so does Apache's check.
+        MutableRecordBatch first = batches.get(0);
+        if (first.hasProducerId()) {
+            for (MutableRecordBatch batch : batches) {
+                ProducerStateTable.BatchMeta dup = producers.check(batch.producerId(), batch.producerEpoch(),
+                        batch.baseSequence(), batch.lastSequence());
+                if (dup != null) {
+                    if (batches.size() == 1) {
+                        return new AppendResult(dup.firstOffset(), dup.lastOffset(), config.logAppendTime() ? dup.timestamp() : RecordBatch.NO_TIMESTAMP, logStartOffset);
+                    }
+                    throw new InvalidRecordException("Duplicate batch inside a multi-batch produce for " + tp);
+                }
+            }
+        }
+        maybeRoll(totalBytes, now);
+        long base = logEndOffset;
+        long next = base;
+        for (MutableRecordBatch batch : batches) {
+            batch.setLastOffset(next + (int) (batch.lastOffset() - batch.baseOffset()));
+            batch.setPartitionLeaderEpoch(leaderEpoch);
+            if (config.logAppendTime()) {
+                batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
+            }
+            next += (int) (batch.lastOffset() - batch.baseOffset()) + 1;
+        }
+        ByteBuffer toWrite = buffer.duplicate();
+        LogSegment segment = active;
+        segment.append(toWrite, now);
+        for (MutableRecordBatch batch : batches) {
+            if (batch.hasProducerId()) {
+                producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
+                        batch.baseOffset(), batch.lastOffset(), batch.maxTimestamp());
+            }
+        }
+        boolean flushNow;
+        synchronized (flushLock) {
+            logEndOffset = next;
+            unflushedMessages += count;
+            flushNow = !config.syncEveryAppend() && unflushedMessages >= config.flushMessages();
+        }
+        if (!config.syncEveryAppend()) {
+            // Page-cache acknowledgement, as Apache with flush.messages > 1: visible at once.
+            highWatermark = next;
+            onHighWatermark.run();
+            if (flushNow) {
+                requestFlush(next);
+            }
+        }
+        return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+    }
+
+    private void validateTimestamp(long ts, long now) {
+        if (ts == RecordBatch.NO_TIMESTAMP) {
+            return;
+        }
+        if (ts < now && now - ts > config.timestampBeforeMaxMs()) {
+            throw new InvalidTimestampException("Timestamp " + ts + " of message is out of range. The timestamp should be within ["
+                    + (now - config.timestampBeforeMaxMs()) + ", " + (now + config.timestampAfterMaxMs()) + "]");
+        }
+        if (ts > now && ts - now > config.timestampAfterMaxMs()) {
+            throw new InvalidTimestampException("Timestamp " + ts + " of message is out of range. The timestamp should be within ["
+                    + (now - config.timestampBeforeMaxMs()) + ", " + (now + config.timestampAfterMaxMs()) + "]");
+        }
+    }
+
+    private void maybeRoll(int incomingBytes, long now) throws IOException {
+        LogSegment s = active;
+        boolean full = !s.isEmpty() && (long) s.size() + incomingBytes > config.segmentBytes();
+        boolean old = !s.isEmpty() && s.firstAppendMs() >= 0 && now - s.firstAppendMs() > config.segmentMs();
+        if (!full && !old) {
+            return;
+        }
+        // Everything in the old segment becomes durable before the checkpoint moves past it.
+        s.flush();
+        LogSegment next = LogSegment.create(dir, leaderEpoch, logEndOffset, config.indexIntervalBytes());
+        AtomicFiles.fsyncDirectory(dir);
+        synchronized (flushLock) {
+            segments.put(next.baseOffset(), next);
+            active = next;
+        }
+        AtomicFiles.write(dir.resolve(CHECKPOINT), Long.toString(next.baseOffset()).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Completes once every offset below {@code endOffset} is durable and still owned. With
+     * {@code flush.messages > 1} it completes at once (page-cache acknowledgement, as Apache).
+     */
+    public CompletableFuture<Void> awaitDurable(long endOffset) {
+        if (!config.syncEveryAppend() || endOffset <= highWatermark) {
+            return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (flushLock) {
+            waiters.add(new Waiter(endOffset, f));
+            if (!flushing) {
+                flushing = true;
+                flushExecutor.execute(this::flushLoop);
+            }
+        }
+        return f;
+    }
+
+    private void requestFlush(long endOffset) {
+        synchronized (flushLock) {
+            if (flushing) {
+                return;
+            }
+            flushing = true;
+        }
+        flushExecutor.execute(this::flushLoop);
+    }
+
+    /** Group commit: one fsync covers every append written before it started. */
+    private void flushLoop() {
+        while (true) {
+            long target;
+            LogSegment segment;
+            synchronized (flushLock) {
+                target = logEndOffset;
+                segment = active;
+                unflushedMessages = 0;
+            }
+            Throwable failure = null;
+            try {
+                if (!closed) {
+                    segment.flush();
+                    checkFence();
+                }
+            } catch (Throwable t) {
+                failure = t;
+            }
+            List<Waiter> done = new ArrayList<>();
+            synchronized (flushLock) {
+                if (failure == null) {
+                    lastFlushMs = clock.getAsLong();
+                    if (config.syncEveryAppend() && target > highWatermark) {
+                        highWatermark = target;
+                    }
+                    while (!waiters.isEmpty() && waiters.peek().offset() <= target) {
+                        done.add(waiters.poll());
+                    }
+                } else {
+                    done.addAll(waiters);
+                    waiters.clear();
+                }
+                boolean more = !waiters.isEmpty();
+                if (!more) {
+                    flushing = false;
+                }
+                for (Waiter w : done) {
+                    if (failure == null) {
+                        w.future().complete(null);
+                    } else {
+                        w.future().completeExceptionally(failure);
+                    }
+                }
+                if (failure != null) {
+                    flushing = false;
+                    if (!(failure instanceof NotLeaderOrFollowerException)) {
+                        LOG.errorf(failure, "flush failed partition=%s", tp);
+                    }
+                    return;
+                }
+                if (!more) {
+                    break;
+                }
+            }
+        }
+        onHighWatermark.run();
+    }
+
+    /** Periodic {@code flush.ms} enforcement for logs that do not sync every append. */
+    public void maybeTimedFlush() {
+        if (config.syncEveryAppend() || closed || fenced) {
+            return;
+        }
+        boolean due;
+        synchronized (flushLock) {
+            due = unflushedMessages > 0 && clock.getAsLong() - lastFlushMs >= config.flushMs();
+        }
+        if (due) {
+            requestFlush(logEndOffset);
+        }
+    }
+
+    /** Re-reads the fence from the volume; a newer epoch there means this log was taken over. */
+    private void checkFence() throws IOException {
+        Fence f = readFence();
+        if (f == null || f.leaderEpoch() != leaderEpoch || f.broker() != brokerId) {
+            fenced = true;
+            throw notLeader();
+        }
+    }
+
+    private Fence readFence() throws IOException {
+        return AtomicFiles.read(dir.resolve(FENCE)).map(b -> readJson(b, Fence.class)).orElse(null);
+    }
+
+    private NotLeaderOrFollowerException notLeader() {
+        return new NotLeaderOrFollowerException("This broker no longer leads " + tp + " (epoch " + leaderEpoch + " fenced)");
+    }
+
+    private void ensureWritable() {
+        if (fenced || closed) {
+            throw notLeader();
+        }
+    }
+
+    /**
+     * Reads whole batches starting with the one that contains {@code offset}, below
+     * {@code maxOffset} (exclusive, the high watermark or LSO), at most {@code maxBytes}; with
+     * {@code minOneBatch} the first batch is returned whole even when larger (KIP-74).
+     */
+    public MemoryRecords read(long offset, int maxBytes, boolean minOneBatch, long maxOffset) throws IOException {
+        if (offset >= maxOffset) {
+            return MemoryRecords.EMPTY;
+        }
+        Map.Entry<Long, LogSegment> e = segments.floorEntry(offset);
+        if (e == null) {
+            e = segments.firstEntry();
+        }
+        while (e != null) {
+            LogSegment s = e.getValue();
+            int limit = s.size();
+            int start = s.positionOf(offset, limit);
+            if (start < limit) {
+                return readFrom(s, start, limit, maxBytes, minOneBatch, maxOffset);
+            }
+            e = segments.higherEntry(e.getKey());
+        }
+        return MemoryRecords.EMPTY;
+    }
+
+    private MemoryRecords readFrom(LogSegment s, int start, int limit, int maxBytes, boolean minOneBatch, long maxOffset) throws IOException {
+        int want = Math.min(limit - start, Math.max(maxBytes, 0));
+        ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
+        if (want < BatchHeader.SIZE || minOneBatch) {
+            s.readFully(header, start);
+            header.flip();
+            int firstSize = BatchHeader.totalSize(header, 0);
+            if (BatchHeader.lastOffset(header, 0) >= maxOffset) {
+                return MemoryRecords.EMPTY;
+            }
+            if (firstSize > want) {
+                if (!minOneBatch) {
+                    return MemoryRecords.EMPTY;
+                }
+                want = firstSize;
+            }
+        }
+        ByteBuffer chunk = ByteBuffer.allocate(want);
+        s.readFully(chunk, start);
+        chunk.flip();
+        int pos = 0;
+        while (pos + BatchHeader.SIZE <= want) {
+            int total = BatchHeader.totalSize(chunk, pos);
+            if (pos + total > want || BatchHeader.lastOffset(chunk, pos) >= maxOffset) {
+                break;
+            }
+            pos += total;
+        }
+        chunk.limit(pos);
+        return MemoryRecords.readableRecords(chunk.slice());
+    }
+
+    /** ListOffsets by timestamp: the first record whose timestamp is {@code >= timestamp}, below {@code maxOffset}. */
+    public Optional<TimestampAndOffset> offsetForTimestamp(long timestamp, long maxOffset) throws IOException {
+        for (LogSegment s : segments.values()) {
+            if (s.maxTimestamp() < timestamp) {
+                continue;
+            }
+            int pos = s.timeSearchStart(timestamp);
+            ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
+            int limit = s.size();
+            while (pos + BatchHeader.SIZE <= limit) {
+                header.clear();
+                s.readFully(header, pos);
+                header.flip();
+                int total = BatchHeader.totalSize(header, 0);
+                if (BatchHeader.baseOffset(header, 0) >= maxOffset) {
+                    return Optional.empty();
+                }
+                if (BatchHeader.maxTimestamp(header, 0) >= timestamp) {
+                    ByteBuffer batch = ByteBuffer.allocate(total);
+                    s.readFully(batch, pos);
+                    batch.flip();
+                    for (RecordBatch b : MemoryRecords.readableRecords(batch).batches()) {
+                        for (Record r : b) {
+                            long ts = b.timestampType() == TimestampType.LOG_APPEND_TIME ? b.maxTimestamp() : r.timestamp();
+                            if (ts >= timestamp && r.offset() >= logStartOffset && r.offset() < maxOffset) {
+                                return Optional.of(new TimestampAndOffset(ts, r.offset(), b.partitionLeaderEpoch()));
+                            }
+                        }
+                    }
+                }
+                pos += total;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** KIP-734: the record with the largest timestamp (earliest such offset), if any. */
+    public Optional<TimestampAndOffset> maxTimestamp() throws IOException {
+        long best = -1;
+        long bestOffset = -1;
+        for (LogSegment s : segments.values()) {
+            if (s.maxTimestamp() > best) {
+                best = s.maxTimestamp();
+                bestOffset = s.offsetOfMaxTimestamp();
+            }
+        }
+        if (bestOffset < 0) {
+            return Optional.empty();
+        }
+        // The segment tracks the batch's last offset; the exact record is found by timestamp.
+        return offsetForTimestamp(best, Long.MAX_VALUE).or(() -> Optional.of(new TimestampAndOffset(-1, -1, -1)))
+                .filter(t -> t.offset() >= 0);
+    }
+
+    /** Leader epoch a record at {@code offset} was written under, from the segment names (the epoch history). */
+    public int epochForOffset(long offset) {
+        Map.Entry<Long, LogSegment> e = segments.floorEntry(offset);
+        return e == null ? -1 : e.getValue().leaderEpoch();
+    }
+
+    /** Relinquish: persist the producer window and a recovery checkpoint, then close. */
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        synchronized (flushLock) {
+            waiters.forEach(w -> w.future().completeExceptionally(notLeader()));
+            waiters.clear();
+        }
+        if (!fenced) {
+            for (LogSegment s : segments.values()) {
+                s.flush();
+            }
+            checkFenceQuietly();
+        }
+        if (!fenced) {
+            AtomicFiles.write(dir.resolve(PRODUCER_STATE), Json.bytes(new ProducerSnapshot(logEndOffset, producers.snapshot())));
+            AtomicFiles.write(dir.resolve(CHECKPOINT), Long.toString(logEndOffset).getBytes(StandardCharsets.UTF_8));
+        }
+        for (LogSegment s : segments.values()) {
+            s.close();
+        }
+        LOG.infof("partition closed partition=%s epoch=%d logEnd=%d", tp, leaderEpoch, logEndOffset);
+    }
+
+    private void checkFenceQuietly() {
+        try {
+            checkFence();
+        } catch (Exception e) {
+            fenced = true;
+        }
+    }
+
+    /** Topic delete: close without persisting anything; the caller removes the directory. */
+    public void abandon() {
+        closed = true;
+        synchronized (flushLock) {
+            waiters.forEach(w -> w.future().completeExceptionally(notLeader()));
+            waiters.clear();
+        }
+        for (LogSegment s : segments.values()) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                LOG.debugf(e, "closing an abandoned segment partition=%s", tp);
+            }
+        }
+    }
+
+    public void onHighWatermark(Runnable listener) {
+        this.onHighWatermark = listener;
+    }
+
+    public TopicPartition topicPartition() {
+        return tp;
+    }
+
+    public String topicId() {
+        return topicId;
+    }
+
+    public int leaderEpoch() {
+        return leaderEpoch;
+    }
+
+    public LogConfig config() {
+        return config;
+    }
+
+    public long logEndOffset() {
+        return logEndOffset;
+    }
+
+    public long highWatermark() {
+        return highWatermark;
+    }
+
+    public long logStartOffset() {
+        return logStartOffset;
+    }
+
+    public boolean isFenced() {
+        return fenced;
+    }
+
+    public Path directory() {
+        return dir;
+    }
+
+    int segmentCount() {
+        return segments.size();
+    }
+
+    List<LogSegment> segments() {
+        return List.copyOf(segments.values());
+    }
+
+    private static <T> T readJson(byte[] bytes, Class<T> type) {
+        try {
+            return Json.read(bytes, type);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
