@@ -12,12 +12,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.message.ResponseHeaderData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.jboss.logging.Logger;
@@ -198,18 +195,7 @@ final class Connection {
     }
 
     private ByteBuffer encode(Pending p) {
-        ObjectSerializationCache cache = new ObjectSerializationCache();
-        short headerVersion = p.header.apiKey().responseHeaderVersion(p.responseVersion);
-        ResponseHeaderData header = new ResponseHeaderData().setCorrelationId(p.header.correlationId());
-        int headerSize = header.size(cache, headerVersion);
-        int bodySize = p.response.size(cache, p.responseVersion);
-        ByteBuffer buf = ByteBuffer.allocate(4 + headerSize + bodySize);
-        buf.putInt(headerSize + bodySize);
-        ByteBufferAccessor out = new ByteBufferAccessor(buf);
-        header.write(out, cache, headerVersion);
-        p.response.write(out, cache, p.responseVersion);
-        buf.flip();
-        return buf;
+        return Frames.encodeResponse(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response);
     }
 
     private void maybeResume() {

@@ -40,6 +40,7 @@ final class LogSegment implements AutoCloseable {
     private int bytesSinceIndexEntry;
     private int indexIntervalBytes = 4096;
     private long firstAppendMs = -1;
+    private long truncatedBytes;
 
     private LogSegment(Path logFile, int leaderEpoch, long baseOffset, FileChannel channel) {
         this.logFile = logFile;
@@ -161,8 +162,14 @@ final class LogSegment implements AutoCloseable {
         }
         size = pos;
         if (pos < fileSize) {
+            truncatedBytes = fileSize - pos;
             channel.truncate(pos);
         }
+    }
+
+    /** Bytes recovery cut off the end of this segment when it opened (torn or corrupt tail). */
+    long truncatedBytes() {
+        return truncatedBytes;
     }
 
     /** Refills {@code buf} with file bytes starting at {@code from}; returns the new buffer start position. */

@@ -151,7 +151,14 @@ public final class PartitionLog {
             return x[1] != y[1] ? Long.compare(x[1], y[1]) : Long.compare(x[0], y[0]);
         });
         int recovered = 0;
+        boolean truncated = false;
         for (int i = 0; i < files.size(); i++) {
+            if (truncated) {
+                // As Apache: once a segment lost its tail, everything after it follows a hole and goes.
+                LOG.warnf("deleting segment after a truncated one file=%s partition=%s", files.get(i), tp);
+                deleteSegmentFiles(files.get(i));
+                continue;
+            }
             long nextBase = i + 1 < files.size() ? LogSegment.parseName(files.get(i + 1).getFileName().toString())[1] : Long.MAX_VALUE;
             boolean mustScan = nextBase > checkpoint;
             LogSegment s = LogSegment.open(files.get(i), mustScan, config.indexIntervalBytes(), null);
@@ -159,13 +166,18 @@ public final class PartitionLog {
                 recovered++;
             }
             LogSegment previous = segments.isEmpty() ? null : segments.lastEntry().getValue();
-            if (previous != null && s.baseOffset() < previous.nextOffset()) {
-                // A segment that starts inside the previous one can only come from a torn roll; its bytes are not acknowledged.
-                LOG.warnf("dropping overlapping segment file=%s partition=%s", files.get(i), tp);
+            if (previous != null && s.baseOffset() != previous.nextOffset()) {
+                LOG.warnf("deleting segment that does not continue the log file=%s expectedBase=%d partition=%s",
+                        files.get(i), previous.nextOffset(), tp);
                 s.deleteFiles();
+                truncated = true;
                 continue;
             }
-            if (s.isEmpty() && i + 1 < files.size()) {
+            if (s.truncatedBytes() > 0) {
+                LOG.warnf("recovery truncated %d bytes file=%s partition=%s", s.truncatedBytes(), files.get(i), tp);
+                truncated = true;
+            }
+            if (s.isEmpty() && i + 1 < files.size() && !truncated) {
                 s.deleteFiles();
                 continue;
             }
@@ -222,6 +234,13 @@ public final class PartitionLog {
                 }
                 pos += BatchHeader.totalSize(header, 0);
             }
+        }
+    }
+
+    private static void deleteSegmentFiles(Path log) throws IOException {
+        String base = log.getFileName().toString().replace(".log", "");
+        for (String ext : new String[] {".log", ".index", ".timeindex"}) {
+            Files.deleteIfExists(log.resolveSibling(base + ext));
         }
     }
 

@@ -1,0 +1,403 @@
+package dev.kaas.broker.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.apache.kafka.common.record.TimestampType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PartitionLogTest {
+    private static final TopicPartition TP = new TopicPartition("orders", 0);
+    private static final String TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA";
+
+    @TempDir
+    Path tmp;
+
+    private final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+    private final ExecutorService flusher = Executors.newFixedThreadPool(2);
+    private final List<PartitionLog> opened = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        opened.forEach(PartitionLog::abandon);
+        flusher.shutdownNow();
+    }
+
+    private Path dir() {
+        return tmp.resolve("orders-" + TOPIC_ID).resolve("0");
+    }
+
+    private PartitionLog open(int epoch, Map<String, String> configs) throws IOException {
+        return open(dir(), epoch, configs, flusher);
+    }
+
+    private PartitionLog open(Path dir, int epoch, Map<String, String> configs, Executor flush) throws IOException {
+        PartitionLog log = PartitionLog.open(dir, TP, TOPIC_ID, epoch, 1, LogConfig.from(configs), clock::get, flush);
+        opened.add(log);
+        return log;
+    }
+
+    private static MemoryRecords batch(String... values) {
+        SimpleRecord[] records = new SimpleRecord[values.length];
+        for (int i = 0; i < values.length; i++) {
+            records[i] = new SimpleRecord(1_700_000_000_000L + i, ("k" + i).getBytes(StandardCharsets.UTF_8),
+                    values[i].getBytes(StandardCharsets.UTF_8), new RecordHeader[] {new RecordHeader("h", new byte[] {(byte) i})});
+        }
+        return MemoryRecords.withRecords(CompressionType.NONE, records);
+    }
+
+    private static MemoryRecords idempotent(long pid, short epoch, int seq, String... values) {
+        SimpleRecord[] records = new SimpleRecord[values.length];
+        for (int i = 0; i < values.length; i++) {
+            records[i] = new SimpleRecord(1_700_000_000_000L, values[i].getBytes(StandardCharsets.UTF_8));
+        }
+        return MemoryRecords.withIdempotentRecords(CompressionType.NONE, pid, epoch, seq, records);
+    }
+
+    private static List<String> values(MemoryRecords records) {
+        List<String> out = new ArrayList<>();
+        for (RecordBatch b : records.batches()) {
+            for (Record r : b) {
+                out.add(r.offset() + ":" + StandardCharsets.UTF_8.decode(r.value()));
+            }
+        }
+        return out;
+    }
+
+    private void appendDurably(PartitionLog log, MemoryRecords records) throws Exception {
+        var r = log.append(records);
+        log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void appendAssignsOffsetsAndReadReturnsTheSameBytes() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        appendDurably(log, batch("a", "b"));
+        var third = log.append(batch("c"));
+        log.awaitDurable(third.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+
+        assertThat(third.baseOffset()).isEqualTo(2);
+        assertThat(log.highWatermark()).isEqualTo(3);
+        MemoryRecords read = log.read(0, 1 << 20, true, log.highWatermark());
+        assertThat(values(read)).containsExactly("0:a", "1:b", "2:c");
+        for (RecordBatch b : read.batches()) {
+            b.ensureValid();
+            assertThat(b.partitionLeaderEpoch()).isZero();
+        }
+        Record first = read.batches().iterator().next().iterator().next();
+        assertThat(first.headers()[0].key()).isEqualTo("h");
+        assertThat(first.timestamp()).isEqualTo(1_700_000_000_000L);
+    }
+
+    @Test
+    void readStopsAtTheHighWatermarkAndHonoursMaxBytes() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        for (int i = 0; i < 10; i++) {
+            appendDurably(log, batch("v" + i));
+        }
+        MemoryRecords upTo5 = log.read(0, 1 << 20, true, 5);
+        assertThat(values(upTo5)).hasSize(5);
+        int oneBatch = log.read(0, 1 << 20, true, 1).sizeInBytes();
+        assertThat(values(log.read(0, oneBatch * 2 + 1, true, 10))).hasSize(2);
+        assertThat(values(log.read(3, 1, true, 10))).as("KIP-74: first batch whole even when larger").containsExactly("3:v3");
+        assertThat(log.read(3, 1, false, 10).sizeInBytes()).isZero();
+    }
+
+    @Test
+    void rollsSegmentsBySizeAndFindsEveryOffsetThroughTheIndex() throws Exception {
+        PartitionLog log = open(0, Map.of("segment.bytes", "2000", "index.interval.bytes", "150"));
+        for (int i = 0; i < 200; i++) {
+            appendDurably(log, batch("value-" + i, "second-" + i));
+        }
+        assertThat(log.segmentCount()).isGreaterThan(5);
+        for (long offset = 0; offset < 400; offset++) {
+            List<String> got = values(log.read(offset, 200, true, log.highWatermark()));
+            assertThat(got).as("offset %d", offset).isNotEmpty();
+            long firstOffset = Long.parseLong(got.get(0).split(":")[0]);
+            assertThat(firstOffset).isLessThanOrEqualTo(offset).isGreaterThanOrEqualTo(offset - 1);
+        }
+        assertThat(Files.list(dir()).filter(p -> p.toString().endsWith(".log")).count()).isEqualTo(log.segmentCount());
+    }
+
+    @Test
+    void rollsSegmentsByAge() throws Exception {
+        PartitionLog log = open(0, Map.of("segment.ms", "1000"));
+        appendDurably(log, batch("a"));
+        clock.addAndGet(1500);
+        appendDurably(log, batch("b"));
+        assertThat(log.segmentCount()).isEqualTo(2);
+    }
+
+    @Test
+    void segmentNamesCarryTheLeaderEpoch() throws Exception {
+        PartitionLog log = open(3, Map.of());
+        appendDurably(log, batch("a"));
+        log.close();
+        opened.clear();
+        PartitionLog next = open(4, Map.of());
+        appendDurably(next, batch("b"));
+        try (var files = Files.list(dir())) {
+            assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".log")).sorted())
+                    .containsExactly("00000003-00000000000000000000.log", "00000004-00000000000000000001.log");
+        }
+        assertThat(values(next.read(0, 1 << 20, true, 2))).containsExactly("0:a");
+        assertThat(next.epochForOffset(1)).isEqualTo(4);
+    }
+
+    @Test
+    void recoveryTruncatesALastBatchTornAtEveryByte() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        appendDurably(log, batch("one", "two"));
+        appendDurably(log, batch("three"));
+        long lastStart = lastBatchPosition(log);
+        long end = segmentFile().toFile().length();
+        log.abandon();
+        opened.clear();
+        byte[] original = Files.readAllBytes(segmentFile());
+
+        for (long cut = lastStart; cut < end; cut++) {
+            Path copy = tmp.resolve("cut-" + cut);
+            copyDir(dir(), copy);
+            try (FileChannel ch = FileChannel.open(copy.resolve(segmentFile().getFileName()), StandardOpenOption.WRITE)) {
+                ch.truncate(cut);
+            }
+            PartitionLog recovered = open(copy, 1, Map.of(), flusher);
+            assertThat(recovered.logEndOffset()).as("cut at %d", cut).isEqualTo(2);
+            assertThat(values(recovered.read(0, 1 << 20, true, recovered.highWatermark()))).containsExactly("0:one", "1:two");
+            recovered.abandon();
+        }
+        assertThat(Files.readAllBytes(segmentFile())).isEqualTo(original);
+    }
+
+    @Test
+    void recoveryDropsGarbageAfterTheLastBatchAndCorruptBytesInside() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        appendDurably(log, batch("one"));
+        appendDurably(log, batch("two"));
+        long lastStart = lastBatchPosition(log);
+        log.abandon();
+        opened.clear();
+        Path first = segmentFile();
+        long validEnd = first.toFile().length();
+        Files.write(first, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                StandardOpenOption.APPEND);
+
+        PartitionLog recovered = open(1, Map.of());
+        assertThat(recovered.logEndOffset()).isEqualTo(2);
+        assertThat(first.toFile().length()).isEqualTo(validEnd);
+        recovered.abandon();
+        opened.clear();
+
+        // Flip one byte inside the last batch's records: the CRC no longer matches, the batch goes.
+        try (FileChannel ch = FileChannel.open(first, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, validEnd - 2);
+            b.flip();
+            byte flipped = (byte) (b.get(0) ^ 0xFF);
+            ch.write(ByteBuffer.wrap(new byte[] {flipped}), validEnd - 2);
+        }
+        PartitionLog again = open(2, Map.of());
+        assertThat(again.logEndOffset()).isEqualTo(1);
+        assertThat(first.toFile().length()).isEqualTo(lastStart);
+    }
+
+    @Test
+    void missingOrCorruptIndexesAreRebuilt() throws Exception {
+        PartitionLog log = open(0, Map.of("segment.bytes", "1500", "index.interval.bytes", "100"));
+        for (int i = 0; i < 60; i++) {
+            appendDurably(log, batch("value-" + i));
+        }
+        log.close();
+        opened.clear();
+        try (var files = Files.list(dir())) {
+            for (Path p : files.toList()) {
+                String n = p.getFileName().toString();
+                if (n.endsWith(".index")) {
+                    Files.delete(p);
+                } else if (n.endsWith(".timeindex")) {
+                    Files.write(p, new byte[] {9, 9, 9});
+                }
+            }
+        }
+        PartitionLog reopened = open(1, Map.of("segment.bytes", "1500", "index.interval.bytes", "100"));
+        assertThat(reopened.logEndOffset()).isEqualTo(60);
+        for (long offset = 0; offset < 60; offset++) {
+            assertThat(values(reopened.read(offset, 100, true, 60)).get(0)).startsWith(offset + ":");
+        }
+        assertThat(reopened.offsetForTimestamp(0, 60)).map(PartitionLog.TimestampAndOffset::offset).contains(0L);
+    }
+
+    @Test
+    void idempotentDuplicatesGetTheirOriginalOffsetsAndGapsAreRejected() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        appendDurably(log, batch("other"));
+        var first = log.append(idempotent(7, (short) 0, 0, "a", "b"));
+        var second = log.append(idempotent(7, (short) 0, 2, "c"));
+        assertThat(first.baseOffset()).isEqualTo(1);
+        assertThat(second.baseOffset()).isEqualTo(3);
+
+        var retry = log.append(idempotent(7, (short) 0, 0, "a", "b"));
+        assertThat(retry.baseOffset()).isEqualTo(1);
+        assertThat(log.logEndOffset()).isEqualTo(4);
+
+        assertThatThrownBy(() -> log.append(idempotent(7, (short) 0, 5, "gap"))).isInstanceOf(OutOfOrderSequenceException.class);
+        var bumped = log.append(idempotent(7, (short) 1, 0, "new epoch"));
+        assertThat(bumped.baseOffset()).isEqualTo(4);
+        assertThatThrownBy(() -> log.append(idempotent(7, (short) 0, 3, "stale"))).isInstanceOf(InvalidProducerEpochException.class);
+        assertThatThrownBy(() -> log.append(idempotent(7, (short) 2, 4, "new epoch must start at 0"))).isInstanceOf(OutOfOrderSequenceException.class);
+        assertThat(log.logEndOffset()).isEqualTo(5);
+    }
+
+    @Test
+    void theDedupeWindowIsFiveBatches() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        for (int seq = 0; seq < 6; seq++) {
+            log.append(idempotent(9, (short) 0, seq, "v" + seq));
+        }
+        assertThat(log.append(idempotent(9, (short) 0, 1, "v1")).baseOffset()).as("still in the window").isEqualTo(1);
+        assertThatThrownBy(() -> log.append(idempotent(9, (short) 0, 0, "v0"))).as("fell out of the window")
+                .isInstanceOf(OutOfOrderSequenceException.class);
+    }
+
+    @Test
+    void producerStateSurvivesCleanCloseAndCrash() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        var r = log.append(idempotent(11, (short) 0, 0, "a"));
+        log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+        log.close();
+        opened.clear();
+        PartitionLog afterClose = open(1, Map.of());
+        assertThat(afterClose.append(idempotent(11, (short) 0, 0, "a")).baseOffset()).isZero();
+        var r2 = afterClose.append(idempotent(11, (short) 0, 1, "b"));
+        afterClose.awaitDurable(r2.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+        afterClose.abandon();
+        opened.clear();
+        Files.deleteIfExists(dir().resolve(PartitionLog.PRODUCER_STATE));
+        PartitionLog afterCrash = open(2, Map.of());
+        assertThat(afterCrash.append(idempotent(11, (short) 0, 1, "b")).baseOffset()).isEqualTo(1);
+        assertThatThrownBy(() -> afterCrash.append(idempotent(11, (short) 0, 3, "gap"))).isInstanceOf(OutOfOrderSequenceException.class);
+    }
+
+    @Test
+    void invalidBatchesWriteNothing() throws Exception {
+        PartitionLog log = open(0, Map.of("max.message.bytes", "200", "message.timestamp.before.max.ms", "1000"));
+        appendDurably(log, batch("ok"));
+        long size = segmentFile().toFile().length();
+
+        MemoryRecords corrupt = batch("corrupt me");
+        corrupt.buffer().put(corrupt.sizeInBytes() - 1, (byte) 0x55);
+        assertThatThrownBy(() -> log.append(corrupt)).isInstanceOf(CorruptRecordException.class);
+        assertThatThrownBy(() -> log.append(batch("x".repeat(500)))).isInstanceOf(RecordTooLargeException.class);
+        MemoryRecords old = MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord(clock.get() - 5000, "old".getBytes()));
+        assertThatThrownBy(() -> log.append(old)).isInstanceOf(InvalidTimestampException.class);
+
+        assertThat(segmentFile().toFile().length()).isEqualTo(size);
+        assertThat(log.logEndOffset()).isEqualTo(1);
+    }
+
+    @Test
+    void logAppendTimeRewritesTheBatchTimestamp() throws Exception {
+        PartitionLog log = open(0, Map.of("message.timestamp.type", "LogAppendTime"));
+        var r = log.append(batch("a"));
+        log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+        assertThat(r.logAppendTime()).isEqualTo(clock.get());
+        RecordBatch b = log.read(0, 1 << 20, true, 1).batches().iterator().next();
+        b.ensureValid();
+        assertThat(b.timestampType()).isEqualTo(TimestampType.LOG_APPEND_TIME);
+        assertThat(b.maxTimestamp()).isEqualTo(clock.get());
+    }
+
+    @Test
+    void deposedLeaderCannotAcknowledgeAfterANewerFence() throws Exception {
+        PartitionLog old = open(0, Map.of());
+        appendDurably(old, batch("acknowledged"));
+        PartitionLog successor = open(1, Map.of());
+        assertThat(successor.logEndOffset()).isEqualTo(1);
+
+        var late = old.append(batch("late"));
+        CompletableFuture<Void> ack = old.awaitDurable(late.lastOffset() + 1);
+        assertThat(ack).failsWithin(10, TimeUnit.SECONDS).withThrowableThat().withCauseInstanceOf(NotLeaderOrFollowerException.class);
+        assertThat(old.highWatermark()).isEqualTo(1);
+        assertThat(old.isFenced()).isTrue();
+        assertThatThrownBy(() -> old.append(batch("after"))).isInstanceOf(NotLeaderOrFollowerException.class);
+        assertThat(values(successor.read(0, 1 << 20, true, successor.highWatermark()))).containsExactly("0:acknowledged");
+    }
+
+    @Test
+    void concurrentAppendsShareFsyncs() throws Exception {
+        AtomicLong flushes = new AtomicLong();
+        Executor counting = task -> {
+            flushes.incrementAndGet();
+            flusher.execute(task);
+        };
+        PartitionLog log = open(dir(), 0, Map.of(), counting);
+        List<CompletableFuture<Void>> acks = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            var r = log.append(batch("v" + i));
+            acks.add(log.awaitDurable(r.lastOffset() + 1));
+        }
+        CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        assertThat(log.highWatermark()).isEqualTo(500);
+        assertThat(flushes.get()).isLessThan(500);
+    }
+
+    @Test
+    void lazyFlushAcknowledgesFromThePageCacheAndFlushesByCount() throws Exception {
+        PartitionLog log = open(0, Map.of("flush.messages", "3"));
+        var r = log.append(batch("a"));
+        assertThat(log.awaitDurable(r.lastOffset() + 1)).isDone();
+        assertThat(log.highWatermark()).isEqualTo(1);
+    }
+
+    private Path segmentFile() throws IOException {
+        try (var files = Files.list(dir())) {
+            return files.filter(p -> p.toString().endsWith(".log")).sorted().reduce((a, b) -> b).orElseThrow();
+        }
+    }
+
+    private long lastBatchPosition(PartitionLog log) throws IOException {
+        LogSegment s = log.segments().get(log.segments().size() - 1);
+        return s.positionOf(log.logEndOffset() - 1, s.size());
+    }
+
+    private static void copyDir(Path from, Path to) throws IOException {
+        Files.createDirectories(to);
+        try (var files = Files.list(from)) {
+            for (Path p : files.toList()) {
+                Files.copy(p, to.resolve(p.getFileName()));
+            }
+        }
+    }
+}
