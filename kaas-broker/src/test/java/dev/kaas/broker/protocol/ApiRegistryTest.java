@@ -1,0 +1,97 @@
+package dev.kaas.broker.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.message.ApiMessageType;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The handler registry is the single source of truth: ApiVersions advertises it, the codec
+ * handles every version it claims, and src/docs/compatibility.md lists exactly it.
+ */
+@QuarkusTest
+class ApiRegistryTest {
+    static final Path COMPATIBILITY_PAGE = Path.of("..", "src", "docs", "compatibility.md");
+    static final String BEGIN = "<!-- served-apis:begin -->";
+    static final String END = "<!-- served-apis:end -->";
+
+    @Inject
+    ApiRegistry registry;
+
+    @Test
+    void everyServedApiUsesApacheVersionRanges() {
+        for (ApiHandler h : registry.handlers()) {
+            assertThat(h.minVersion()).as("%s min", h.key()).isGreaterThanOrEqualTo(h.key().oldestVersion());
+            assertThat(h.maxVersion()).as("%s max", h.key()).isLessThanOrEqualTo(h.key().latestVersion(false));
+        }
+        assertThat(registry.apiVersions()).hasSize(registry.handlers().size());
+    }
+
+    @Test
+    void everyServedApiRoundTripsAtEveryVersion() {
+        for (ApiHandler h : registry.handlers()) {
+            ApiKeys key = h.key();
+            for (short v = h.minVersion(); v <= h.maxVersion(); v++) {
+                ApiMessage request = ApiMessageType.fromApiKey(key.id).newRequest();
+                RequestHeader header = new RequestHeader(key, v, "codec-test", 42);
+                ByteBuffer frame = serialize(header, request, v);
+                RequestHeader parsedHeader = RequestHeader.parse(frame);
+                assertThat(parsedHeader.correlationId()).isEqualTo(42);
+                AbstractRequest parsed = AbstractRequest.parseRequest(key, v, frame).request;
+                assertThat(parsed.data()).as("%s v%d request", key, v).isEqualTo(request);
+
+                ApiMessage response = ApiMessageType.fromApiKey(key.id).newResponse();
+                ByteBuffer out = Frames.encodeResponse(key, v, 42, response);
+                assertThat(out.getInt()).isEqualTo(out.remaining());
+                AbstractResponse back = AbstractResponse.parseResponse(out, header);
+                assertThat(back.data()).as("%s v%d response", key, v).isEqualTo(response);
+                assertThat(out.hasRemaining()).as("%s v%d response fully consumed", key, v).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void theCompatibilityPageListsExactlyTheServedApis() throws Exception {
+        String page = Files.readString(COMPATIBILITY_PAGE, StandardCharsets.UTF_8);
+        int from = page.indexOf(BEGIN);
+        int to = page.indexOf(END);
+        assertThat(from).as("markers in %s", COMPATIBILITY_PAGE).isNotNegative();
+        String documented = page.substring(from + BEGIN.length(), to).trim();
+        assertThat(documented).as("regenerate the table in %s", COMPATIBILITY_PAGE).isEqualTo(table(registry));
+    }
+
+    /** The table the compatibility page must contain between its markers. */
+    static String table(ApiRegistry registry) {
+        String rows = registry.handlers().stream().sorted(Comparator.comparingInt(h -> h.key().id))
+                .map(h -> "| " + h.key().name + " | " + h.key().id + " | " + h.minVersion() + "–" + h.maxVersion() + " |")
+                .collect(Collectors.joining("\n"));
+        return "| API | key | versions |\n|---|---|---|\n" + rows;
+    }
+
+    private static ByteBuffer serialize(RequestHeader header, ApiMessage body, short version) {
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int hs = header.data().size(cache, header.headerVersion());
+        int bs = body.size(cache, version);
+        ByteBuffer buf = ByteBuffer.allocate(hs + bs);
+        ByteBufferAccessor acc = new ByteBufferAccessor(buf);
+        header.data().write(acc, cache, header.headerVersion());
+        body.write(acc, cache, version);
+        buf.flip();
+        return buf;
+    }
+}
