@@ -1,0 +1,129 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The unchanged Apache Kafka 3.7.2 shell tools against a real standalone kaas. */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class ShellToolsIT {
+    @TempDir
+    static Path tmp;
+
+    static KaasCluster cluster;
+
+    @BeforeAll
+    static void up() throws Exception {
+        cluster = KaasCluster.start(tmp.resolve("data"));
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static ShellTools.Result topics(String... args) throws Exception {
+        String[] all = new String[args.length + 2];
+        all[0] = "--bootstrap-server";
+        all[1] = cluster.bootstrap();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return ShellTools.run("org.apache.kafka.tools.TopicCommand", null, all);
+    }
+
+    @Test
+    void kafkaTopicsCreatesListsDescribesAndDeletes() throws Exception {
+        var created = topics("--create", "--topic", "tools-t", "--partitions", "3", "--replication-factor", "1", "--config", "retention.ms=3600000");
+        assertThat(created.exitCode()).as(created.stderr()).isZero();
+        assertThat(created.stdout()).contains("Created topic tools-t.");
+
+        var exists = topics("--create", "--topic", "tools-t", "--partitions", "1");
+        assertThat(exists.exitCode()).isNotZero();
+        assertThat(exists.stdout() + exists.stderr()).contains("already exists");
+
+        var list = topics("--list");
+        assertThat(list.exitCode()).as(list.stderr()).isZero();
+        assertThat(list.stdout().lines()).contains("tools-t");
+
+        var describe = topics("--describe", "--topic", "tools-t");
+        assertThat(describe.exitCode()).as(describe.stderr()).isZero();
+        assertThat(describe.stdout()).contains("PartitionCount: 3").contains("ReplicationFactor: 1").contains("retention.ms=3600000")
+                .contains("Partition: 2").contains("Leader: 1").contains("TopicId:");
+
+        var delete = topics("--delete", "--topic", "tools-t");
+        assertThat(delete.exitCode()).as(delete.stderr()).isZero();
+        assertThat(topics("--list").stdout().lines()).doesNotContain("tools-t");
+
+        var invalid = topics("--create", "--topic", "bad/name", "--partitions", "1");
+        assertThat(invalid.exitCode()).isNotZero();
+    }
+
+    @Test
+    void consoleProducerThenConsoleConsumerByPartitionFromEarliest() throws Exception {
+        var produced = ShellTools.run("kafka.tools.ConsoleProducer", "alpha\nbeta\ngamma\n",
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "console");
+        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        var consumed = ShellTools.run("kafka.tools.ConsoleConsumer", null,
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "console", "--partition", "0", "--offset", "earliest",
+                "--max-messages", "3", "--timeout-ms", "60000");
+        assertThat(consumed.exitCode()).as(consumed.stderr()).isZero();
+        assertThat(consumed.stdout().lines()).containsExactly("alpha", "beta", "gamma");
+    }
+
+    @Test
+    void getOffsetsAnswersEarliestLatestAndByTimestamp() throws Exception {
+        long before = System.currentTimeMillis() - 1;
+        var produced = ShellTools.run("kafka.tools.ConsoleProducer", "1\n2\n3\n4\n",
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "offsets-tool");
+        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        var latest = ShellTools.run("org.apache.kafka.tools.GetOffsetShell", null,
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "offsets-tool", "--time", "-1");
+        assertThat(latest.stdout().lines()).as(latest.stderr()).containsExactly("offsets-tool:0:4");
+        var earliest = ShellTools.run("org.apache.kafka.tools.GetOffsetShell", null,
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "offsets-tool", "--time", "-2");
+        assertThat(earliest.stdout().lines()).containsExactly("offsets-tool:0:0");
+        var byTime = ShellTools.run("org.apache.kafka.tools.GetOffsetShell", null,
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "offsets-tool", "--time", Long.toString(before));
+        assertThat(byTime.stdout().lines()).containsExactly("offsets-tool:0:0");
+        var afterAll = ShellTools.run("org.apache.kafka.tools.GetOffsetShell", null,
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "offsets-tool", "--time", Long.toString(System.currentTimeMillis() + 3_600_000));
+        // No record at or after that time: the broker answers offset -1, which the 3.7 tool leaves out.
+        assertThat(afterAll.exitCode()).as(afterAll.stderr()).isZero();
+        assertThat(afterAll.stdout().lines()).isEmpty();
+    }
+
+    @Test
+    void brokerApiVersionsListsTheServedApis() throws Exception {
+        var r = ShellTools.run("kafka.admin.BrokerApiVersionsCommand", null, "--bootstrap-server", cluster.bootstrap());
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).contains(cluster.bootstrap() + " (id: 1 rack: null)")
+                .contains("Produce(0): 0 to 10 [usable: 10]")
+                .contains("Fetch(1): 0 to 16 [usable: 16]")
+                .contains("JoinGroup(11): UNSUPPORTED");
+    }
+
+    @Test
+    void producerPerfTestCompletesWithDefaults() throws Exception {
+        var r = ShellTools.run("org.apache.kafka.tools.ProducerPerformance", null,
+                "--topic", "perf", "--num-records", "20000", "--record-size", "200", "--throughput", "-1",
+                "--producer-props", "bootstrap.servers=" + cluster.bootstrap());
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).contains("20000 records sent");
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            var tp = new org.apache.kafka.common.TopicPartition("perf", 0);
+            long end = admin.listOffsets(java.util.Map.of(tp, org.apache.kafka.clients.admin.OffsetSpec.latest()))
+                    .all().get(30, TimeUnit.SECONDS).get(tp).offset();
+            assertThat(end).isEqualTo(20000);
+        }
+        assertThat(List.of(r.exitCode())).containsOnly(0);
+    }
+}
