@@ -3,6 +3,7 @@ package dev.kaas.broker.data;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.common.model.TopicAssignment;
 import io.quarkus.runtime.ShutdownEvent;
@@ -197,7 +198,8 @@ public class FetchHandler implements ApiHandler {
                     int limit = Math.min(fp.partitionMaxBytes(), Math.max(0, budget - total));
                     MemoryRecords records = limit <= 0 && total > 0 ? MemoryRecords.EMPTY
                             : log.read(fp.fetchOffset(), limit, total == 0, hw);
-                    pd.setErrorCode(Errors.NONE.code()).setRecords(records);
+                    byte magic = MessageFormats.magicForFetchVersion(version);
+                    pd.setErrorCode(Errors.NONE.code()).setRecords(MessageFormats.downConvert(records, magic, fp.fetchOffset()));
                     total += records.sizeInBytes();
                 }
             }

@@ -5,9 +5,7 @@ import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.PartitionLog;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
@@ -73,30 +71,40 @@ public class ListOffsetsHandler implements ApiHandler {
             return out.setErrorCode(epochError.code());
         }
         long hw = log.highWatermark();
+        PartitionLog.TimestampAndOffset found;
         try {
-            long ts = p.timestamp();
-            if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
-                out.setOffset(hw).setLeaderEpoch(log.leaderEpoch());
-            } else if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
-                out.setOffset(log.logStartOffset()).setLeaderEpoch(log.epochForOffset(log.logStartOffset()));
-            } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
-                Optional<PartitionLog.TimestampAndOffset> max = log.maxTimestamp();
-                max.filter(m -> m.offset() < hw).ifPresent(m -> out.setOffset(m.offset()).setTimestamp(m.timestamp()).setLeaderEpoch(m.leaderEpoch()));
-            } else if (ts >= 0) {
-                log.offsetForTimestamp(ts, hw).ifPresent(m -> out.setOffset(m.offset()).setTimestamp(m.timestamp()).setLeaderEpoch(m.leaderEpoch()));
-            } else {
-                return out.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
-            }
-            if (version == 0) {
-                List<Long> old = new ArrayList<>();
-                if (out.offset() >= 0) {
-                    old.add(out.offset());
-                }
-                out.setOldStyleOffsets(old);
-            }
-            return out.setErrorCode(Errors.NONE.code());
+            found = find(log, p.timestamp(), hw);
         } catch (Exception e) {
             return out.setErrorCode(Errors.forException(e).code());
         }
+        if (found == null) {
+            return out.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
+        }
+        out.setErrorCode(Errors.NONE.code());
+        // Fields exist from a version on; writing a non-default value below it fails to encode.
+        if (version == 0) {
+            out.setOldStyleOffsets(found.offset() >= 0 ? List.of(found.offset()) : List.of());
+        } else {
+            out.setOffset(found.offset()).setTimestamp(found.timestamp());
+        }
+        if (version >= 4) {
+            out.setLeaderEpoch(found.leaderEpoch());
+        }
+        return out;
+    }
+
+    /** The answer for one timestamp spec: offset -1 when no record matches; null for a spec this broker does not know. */
+    private static PartitionLog.TimestampAndOffset find(PartitionLog log, long ts, long hw) throws Exception {
+        PartitionLog.TimestampAndOffset none = new PartitionLog.TimestampAndOffset(-1, -1, -1);
+        if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
+            return new PartitionLog.TimestampAndOffset(-1, hw, log.leaderEpoch());
+        } else if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+            return new PartitionLog.TimestampAndOffset(-1, log.logStartOffset(), log.epochForOffset(log.logStartOffset()));
+        } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+            return log.maxTimestamp().filter(m -> m.offset() < hw).orElse(none);
+        } else if (ts >= 0) {
+            return log.offsetForTimestamp(ts, hw).orElse(none);
+        }
+        return null;
     }
 }

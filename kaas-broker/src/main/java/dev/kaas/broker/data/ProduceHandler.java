@@ -3,6 +3,7 @@ package dev.kaas.broker.data;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -75,6 +76,11 @@ public class ProduceHandler implements ApiHandler {
                     pr.setErrorCode(Errors.CORRUPT_MESSAGE.code());
                     continue;
                 }
+                String invalid = ctx.apiVersion() >= 3 ? singleV2Batch(records) : null;
+                if (invalid != null) {
+                    pr.setErrorCode(Errors.INVALID_RECORD.code()).setErrorMessage(invalid);
+                    continue;
+                }
                 pending.add(append(replica, records, acks, pr));
             }
         }
@@ -82,11 +88,24 @@ public class ProduceHandler implements ApiHandler {
         return all.thenApply(v -> acks == 0 ? null : resp);
     }
 
+    /** Apache's rule for Produce v3+: exactly one batch per partition, and it is magic v2. */
+    private static String singleV2Batch(MemoryRecords records) {
+        int count = 0;
+        for (var batch : records.batches()) {
+            count++;
+            if (batch.magic() != org.apache.kafka.common.record.RecordBatch.MAGIC_VALUE_V2) {
+                return "Produce requests with version 3 and above are only allowed to contain record batches with magic version 2";
+            }
+        }
+        return count == 1 ? null : "Produce requests with version 3 and above are only allowed to contain exactly one record batch";
+    }
+
     private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, PartitionProduceResponse pr) {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         replica.writer().execute(() -> {
             try {
-                appended.complete(replica.log().append(records));
+                MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
+                appended.complete(replica.log().append(v2));
             } catch (Throwable e) {
                 appended.completeExceptionally(e);
             }

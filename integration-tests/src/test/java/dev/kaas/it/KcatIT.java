@@ -1,0 +1,82 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * librdkafka, through kcat. kcat is a Debian package, not a Maven artifact: the test skips when
+ * it is not installed (.ci/run installs it when it can).
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class KcatIT {
+    @TempDir
+    static Path tmp;
+
+    static KaasCluster cluster;
+
+    static boolean kcatPresent() {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, "kcat"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @BeforeAll
+    static void up() throws Exception {
+        assumeTrue(kcatPresent(), "kcat (librdkafka) is not installed");
+        cluster = KaasCluster.start(tmp.resolve("data"));
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static String kcat(String stdin, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("kcat", "-b", cluster.bootstrap()));
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile("kcat", ".out");
+        Path err = Files.createTempFile("kcat", ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (stdin != null) {
+            p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+        }
+        p.getOutputStream().close();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("kcat " + args[0] + " did not finish: " + Files.readString(err));
+        }
+        assertThat(p.exitValue()).as(Files.readString(err)).isZero();
+        return Files.readString(out);
+    }
+
+    @Test
+    void librdkafkaProducesAndConsumesPlainAndIdempotentCompressed() throws Exception {
+        kcat("one\ntwo\nthree\n", "-P", "-t", "rdkafka", "-p", "0");
+        kcat("four\nfive\n", "-P", "-t", "rdkafka", "-p", "0", "-X", "enable.idempotence=true", "-X", "compression.codec=zstd");
+        String consumed = kcat(null, "-C", "-t", "rdkafka", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%o:%s\\n");
+        assertThat(consumed.lines()).containsExactly("0:one", "1:two", "2:three", "3:four", "4:five");
+        assertThat(kcat(null, "-L", "-t", "rdkafka")).contains("topic \"rdkafka\" with 1 partitions");
+    }
+}
