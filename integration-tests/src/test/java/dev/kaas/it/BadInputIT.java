@@ -144,6 +144,20 @@ class BadInputIT {
     }
 
     @Test
+    void aFailedAcksZeroProduceClosesTheConnectionAsApacheDoes() throws Exception {
+        MemoryRecords records = MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord("intact".getBytes()));
+        records.buffer().put(records.sizeInBytes() - 1, (byte) 0x7F);
+        ProduceRequestData req = new ProduceRequestData().setAcks((short) 0).setTimeoutMs(10_000);
+        req.topicData().add(new ProduceRequestData.TopicProduceData().setName("victim")
+                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records))));
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            c.writeRaw(RawClient.frame(ApiKeys.PRODUCE, (short) 9, 1, req).array());
+            assertThat(c.closedByPeer()).isTrue();
+        }
+        assertThat(latest("victim")).isZero();
+    }
+
+    @Test
     void invalidTopicNamesAreRefusedAndNeverBecomePaths() throws Exception {
         List<String> bad = List.of("..", ".", "a/b", "../escape", "x".repeat(250), "");
         try (Admin admin = Admin.create(cluster.clientProps())) {

@@ -2,6 +2,7 @@ package dev.kaas.broker.data;
 
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.CloseConnection;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.message.ProduceRequestData;
@@ -81,11 +84,20 @@ public class ProduceHandler implements ApiHandler {
                     pr.setErrorCode(Errors.INVALID_RECORD.code()).setErrorMessage(invalid);
                     continue;
                 }
-                pending.add(append(replica, records, acks, pr));
+                pending.add(append(replica, records, acks, data.timeoutMs(), pr));
             }
         }
         CompletableFuture<Void> all = CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
-        return all.thenApply(v -> acks == 0 ? null : resp);
+        return all.thenApply(v -> {
+            if (acks != 0) {
+                return resp;
+            }
+            boolean failed = resp.responses().stream().flatMap(t -> t.partitionResponses().stream()).anyMatch(p -> p.errorCode() != 0);
+            if (failed) {
+                throw new CloseConnection("acks=0 produce failed");
+            }
+            return null;
+        });
     }
 
     /** Apache's rule for Produce v3+: exactly one batch per partition, and it is magic v2. */
@@ -100,7 +112,7 @@ public class ProduceHandler implements ApiHandler {
         return count == 1 ? null : "Produce requests with version 3 and above are only allowed to contain exactly one record batch";
     }
 
-    private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, PartitionProduceResponse pr) {
+    private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr) {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         replica.writer().execute(() -> {
             try {
@@ -111,11 +123,16 @@ public class ProduceHandler implements ApiHandler {
             }
         });
         return appended.thenCompose(r -> {
-            CompletableFuture<Void> durable = acks == 0 ? CompletableFuture.completedFuture(null) : replica.log().awaitDurable(r.lastOffset() + 1);
+            CompletableFuture<Void> durable = acks == 0 ? CompletableFuture.completedFuture(null)
+                    : replica.log().awaitDurable(r.lastOffset() + 1).orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
             return durable.thenRun(() -> pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
                     .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset()));
         }).exceptionally(e -> {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TimeoutException) {
+                // As Apache when acks=all outlives timeout_ms: the records may still become durable.
+                cause = new org.apache.kafka.common.errors.TimeoutException("fsync did not complete within " + timeoutMs + " ms");
+            }
             Errors error = Errors.forException(cause);
             if (!(cause instanceof ApiException)) {
                 LOG.errorf(cause, "append failed partition=%s", replica.log().topicPartition());

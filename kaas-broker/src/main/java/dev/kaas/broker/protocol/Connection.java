@@ -156,6 +156,16 @@ final class Connection {
     }
 
     private void complete(Pending p, ApiMessage msg, Throwable err) {
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof CloseConnection) {
+            LOG.debugf("closing connection: %s client=%s", cause.getMessage(), socket.remoteAddress());
+            // Answer what came before, then close: later requests on this connection are dropped with it.
+            p.done = true;
+            p.response = null;
+            flushResponses();
+            close();
+            return;
+        }
         p.done = true;
         if (err != null) {
             p.response = errorResponse(p, err);
