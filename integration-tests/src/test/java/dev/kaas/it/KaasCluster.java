@@ -26,7 +26,7 @@ public final class KaasCluster implements AutoCloseable {
 
     private final Path dataDir;
     private final Path logDir;
-    private final int kafkaPort = freePort();
+    private final int kafkaPort;
     private final int brokerHttp = freePort();
     private final int controllerHttp = freePort();
     private final int controllerGrpc = freePort();
@@ -35,8 +35,14 @@ public final class KaasCluster implements AutoCloseable {
     private Process broker;
     private int brokerStarts;
 
-    private KaasCluster(Path dataDir, Map<String, String> brokerProps) throws IOException {
+    private String listeners;
+    private String advertised;
+
+    private KaasCluster(Path dataDir, Map<String, String> brokerProps, int kafkaPort) throws IOException {
         this.dataDir = dataDir;
+        this.kafkaPort = kafkaPort;
+        this.listeners = "PLAINTEXT://127.0.0.1:" + kafkaPort;
+        this.advertised = listeners;
         this.logDir = dataDir.resolveSibling(dataDir.getFileName() + "-logs");
         this.brokerProps = brokerProps;
         Files.createDirectories(logDir);
@@ -47,7 +53,19 @@ public final class KaasCluster implements AutoCloseable {
     }
 
     public static KaasCluster start(Path dataDir, Map<String, String> brokerProps) throws Exception {
-        KaasCluster c = new KaasCluster(dataDir, brokerProps);
+        return launch(new KaasCluster(dataDir, brokerProps, freePort()));
+    }
+
+    /** A cluster whose broker has the given Apache-syntax listeners; the first one is {@link #kafkaPort()}. */
+    public static KaasCluster startWithListeners(Path dataDir, String listeners, String advertised) throws Exception {
+        int first = Integer.parseInt(listeners.split(",")[0].replaceAll(".*:", ""));
+        KaasCluster c = new KaasCluster(dataDir, Map.of(), first);
+        c.listeners = listeners;
+        c.advertised = advertised;
+        return launch(c);
+    }
+
+    private static KaasCluster launch(KaasCluster c) throws Exception {
         try {
             c.startController();
             c.startBroker();
@@ -88,8 +106,8 @@ public final class KaasCluster implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of(
                 "-Dquarkus.http.port=" + brokerHttp,
                 "-Dquarkus.grpc.clients.controller.port=" + controllerGrpc,
-                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + kafkaPort,
-                "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + kafkaPort));
+                "-Dkaas.broker.listeners=" + listeners,
+                "-Dkaas.broker.advertised-listeners=" + advertised));
         brokerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
         broker = launch("broker-" + (++brokerStarts), jar("kaas-broker"), args);
         awaitReady(broker, brokerHttp, "broker");
