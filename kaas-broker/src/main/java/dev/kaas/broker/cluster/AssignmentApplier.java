@@ -2,6 +2,7 @@ package dev.kaas.broker.cluster;
 
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.SerialExecutor;
@@ -33,6 +34,7 @@ public class AssignmentApplier {
 
     private final ClusterView view;
     private final Partitions partitions;
+    private final GroupCoordinator groups;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "kaas-assignment");
         t.setDaemon(true);
@@ -45,9 +47,10 @@ public class AssignmentApplier {
     private record Wanted(TopicAssignment topic, PartitionAssignment partition) {
     }
 
-    public AssignmentApplier(ClusterView view, Partitions partitions) {
+    public AssignmentApplier(ClusterView view, Partitions partitions, GroupCoordinator groups) {
         this.view = view;
         this.partitions = partitions;
+        this.groups = groups;
     }
 
     /** Accepts a pushed assignment unless it comes from a deposed controller or is older than the applied one. */
@@ -115,6 +118,7 @@ public class AssignmentApplier {
         appliedVersion = a.version();
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
+        groups.onAssignment(a);
     }
 
     private void relinquish(TopicPartition tp, PartitionLog log, boolean topicLives) {

@@ -142,7 +142,7 @@ final class Connection {
         }
         CompletionStage<ApiMessage> stage;
         try {
-            stage = registry.handler(key).handle(new RequestContext(header, listenerName, String.valueOf(socket.remoteAddress())), request);
+            stage = registry.handler(key).handle(new RequestContext(header, listenerName, "/" + socket.remoteAddress().hostAddress()), request);
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
         }

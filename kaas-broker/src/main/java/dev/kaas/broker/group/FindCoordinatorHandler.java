@@ -1,0 +1,85 @@
+package dev.kaas.broker.group;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.EndpointInfo;
+import dev.kaas.common.model.SlotAssignment;
+import dev.kaas.common.model.Slots;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData.Coordinator;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorRequest.CoordinatorType;
+
+/**
+ * FindCoordinator (v0–v4, batched keys from v4): a group's coordinator is the owner of slot
+ * {@code abs(hash(id)) % 50} in the applied assignment, reported with the endpoint of the
+ * listener the request came in on. Transaction coordinators are a later issue: those keys get
+ * COORDINATOR_NOT_AVAILABLE, which clients retry.
+ */
+@ApplicationScoped
+public class FindCoordinatorHandler implements ApiHandler {
+    private final ClusterView view;
+
+    public FindCoordinatorHandler(ClusterView view) {
+        this.view = view;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.FIND_COORDINATOR;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        FindCoordinatorRequestData data = ((FindCoordinatorRequest) request).data();
+        FindCoordinatorResponseData resp = new FindCoordinatorResponseData().setThrottleTimeMs(0);
+        if (ctx.apiVersion() >= 4) {
+            for (String key : data.coordinatorKeys()) {
+                resp.coordinators().add(find(key, data.keyType(), ctx.listenerName()));
+            }
+        } else {
+            Coordinator c = find(data.key(), data.keyType(), ctx.listenerName());
+            resp.setErrorCode(c.errorCode()).setErrorMessage(ctx.apiVersion() >= 1 ? c.errorMessage() : null)
+                    .setNodeId(c.nodeId()).setHost(c.host()).setPort(c.port());
+        }
+        return CompletableFuture.completedFuture(resp);
+    }
+
+    private Coordinator find(String key, byte keyType, String listener) {
+        Coordinator c = new Coordinator().setKey(key).setNodeId(-1).setHost("").setPort(-1);
+        CoordinatorType type;
+        try {
+            type = CoordinatorType.forId(keyType);
+        } catch (IllegalArgumentException e) {
+            return c.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Unknown coordinator type " + keyType);
+        }
+        if (type != CoordinatorType.GROUP) {
+            return c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("kaas does not coordinate transactions yet");
+        }
+        Assignment a = view.assignment();
+        int slot = Slots.slotFor(key == null ? "" : key);
+        SlotAssignment owner = a.groupSlots().stream().filter(s -> s.slot() == slot).findFirst().orElse(null);
+        BrokerInfo broker = owner == null ? null : a.broker(owner.broker()).orElse(null);
+        EndpointInfo endpoint = broker == null ? null : endpoint(broker.endpoints(), listener);
+        if (endpoint == null) {
+            return c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage(Errors.COORDINATOR_NOT_AVAILABLE.message());
+        }
+        return c.setErrorCode(Errors.NONE.code()).setErrorMessage(null).setNodeId(broker.id()).setHost(endpoint.host()).setPort(endpoint.port());
+    }
+
+    private static EndpointInfo endpoint(List<EndpointInfo> endpoints, String listener) {
+        return endpoints.stream().filter(e -> e.listener().equals(listener)).findFirst().orElse(null);
+    }
+}

@@ -1,0 +1,936 @@
+package dev.kaas.broker.group;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.jboss.logging.Logger;
+
+/**
+ * The classic group coordinator for the groups of one slot: Apache 3.7's {@code GroupCoordinator}
+ * state machine (KIP-394 member-id handshake, KIP-345 static membership, KIP-800 reasons),
+ * deterministic: time comes from {@code clock}, timers from {@link Scheduler}, persistence from
+ * {@link GroupStore}. Not thread-safe: the runtime calls it from the slot's serial executor only,
+ * and the scheduler runs its tasks there too.
+ *
+ * <p>Membership is memory only; committed offsets are saved before a commit is answered.
+ */
+public final class GroupShard {
+    private static final Logger LOG = Logger.getLogger(GroupShard.class);
+    static final String UNKNOWN_MEMBER_ID = "";
+
+    private final int slot;
+    private final GroupConfig config;
+    private final LongSupplier clock;
+    private final Scheduler scheduler;
+    private final GroupStore store;
+    private final Predicate<TopicPartition> partitionExists;
+    private final Map<String, ClassicGroup> groups = new HashMap<>();
+    /** Groups whose first rebalance waits out group.initial.rebalance.delay.ms instead of completing early. */
+    private final Set<String> initialJoinPending = new java.util.HashSet<>();
+    private boolean closed;
+
+    public GroupShard(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
+                      Predicate<TopicPartition> partitionExists) {
+        this.slot = slot;
+        this.config = config;
+        this.clock = clock;
+        this.scheduler = scheduler;
+        this.store = store;
+        this.partitionExists = partitionExists;
+    }
+
+    /** Loads committed offsets from the store: groups with offsets come back Empty. */
+    public void load() throws IOException {
+        long now = clock.getAsLong();
+        for (GroupStore.StoredGroup g : store.loadAll().values()) {
+            ClassicGroup group = new ClassicGroup(g.groupId(), GroupState.EMPTY, now);
+            group.protocolType = g.protocolType();
+            group.offsets.putAll(g.offsets());
+            groups.put(g.groupId(), group);
+        }
+        scheduleExpiry();
+    }
+
+    public int slot() {
+        return slot;
+    }
+
+    // ---------------------------------------------------------------- JoinGroup
+
+    public record JoinContext(String clientId, String clientHost, boolean requireKnownMemberId) {
+    }
+
+    public void join(JoinGroupRequestData req, JoinContext ctx, Consumer<JoinGroupResponseData> callback) {
+        String groupId = req.groupId();
+        if (closed) {
+            callback.accept(joinError(req.memberId(), Errors.NOT_COORDINATOR));
+            return;
+        }
+        if (groupId == null || groupId.isEmpty()) {
+            callback.accept(joinError(req.memberId(), Errors.INVALID_GROUP_ID));
+            return;
+        }
+        if (req.sessionTimeoutMs() < config.minSessionTimeoutMs() || req.sessionTimeoutMs() > config.maxSessionTimeoutMs()) {
+            callback.accept(joinError(req.memberId(), Errors.INVALID_SESSION_TIMEOUT));
+            return;
+        }
+        boolean unknownMember = UNKNOWN_MEMBER_ID.equals(req.memberId());
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            if (!unknownMember) {
+                callback.accept(joinError(req.memberId(), Errors.UNKNOWN_MEMBER_ID));
+                return;
+            }
+            group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
+            groups.put(groupId, group);
+        }
+        if (unknownMember && !acceptsNewMember(group)) {
+            callback.accept(joinError(req.memberId(), Errors.GROUP_MAX_SIZE_REACHED));
+            return;
+        }
+        Map<String, byte[]> protocols = new LinkedHashMap<>();
+        req.protocols().forEach(p -> protocols.put(p.name(), p.metadata()));
+        String reason = req.reason() == null ? "not provided" : req.reason();
+        if (unknownMember) {
+            joinNewMember(group, req, ctx, protocols, reason, callback);
+        } else {
+            joinCurrentMember(group, req, protocols, reason, callback);
+        }
+        if (group.is(GroupState.EMPTY) && group.members.isEmpty() && group.offsets.isEmpty() && group.pendingMembers.isEmpty()) {
+            groups.remove(groupId);
+        }
+    }
+
+    private boolean acceptsNewMember(ClassicGroup group) {
+        return group.is(GroupState.EMPTY) || group.is(GroupState.DEAD)
+                || group.members.size() + group.pendingMembers.size() < config.maxSize();
+    }
+
+    private void joinNewMember(ClassicGroup group, JoinGroupRequestData req, JoinContext ctx, Map<String, byte[]> protocols,
+                               String reason, Consumer<JoinGroupResponseData> callback) {
+        if (group.is(GroupState.DEAD)) {
+            callback.accept(joinError(UNKNOWN_MEMBER_ID, Errors.COORDINATOR_NOT_AVAILABLE));
+            return;
+        }
+        if (!group.supportsProtocols(req.protocolType(), protocols.keySet())) {
+            callback.accept(joinError(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL));
+            return;
+        }
+        String newMemberId = ctx.clientId() + "-" + UUID.randomUUID();
+        String instanceId = req.groupInstanceId();
+        if (instanceId != null) {
+            String existing = group.staticMembers.get(instanceId);
+            if (existing == null) {
+                addMemberAndRebalance(group, newMemberId, req, ctx, protocols, reason, callback);
+            } else {
+                replaceStaticMember(group, existing, newMemberId, req, ctx, protocols, reason, callback);
+            }
+        } else if (ctx.requireKnownMemberId()) {
+            // KIP-394: hand out the id first; the member joins for real with it.
+            group.pendingMembers.add(newMemberId);
+            scheduleMemberExpiry(group, newMemberId, req.sessionTimeoutMs(), true);
+            callback.accept(joinError(newMemberId, Errors.MEMBER_ID_REQUIRED));
+        } else {
+            addMemberAndRebalance(group, newMemberId, req, ctx, protocols, reason, callback);
+        }
+    }
+
+    private void joinCurrentMember(ClassicGroup group, JoinGroupRequestData req, Map<String, byte[]> protocols, String reason,
+                                   Consumer<JoinGroupResponseData> callback) {
+        String memberId = req.memberId();
+        if (group.is(GroupState.DEAD)) {
+            callback.accept(joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE));
+            return;
+        }
+        if (!group.supportsProtocols(req.protocolType(), protocols.keySet())) {
+            callback.accept(joinError(memberId, Errors.INCONSISTENT_GROUP_PROTOCOL));
+            return;
+        }
+        if (group.pendingMembers.contains(memberId)) {
+            if (req.groupInstanceId() != null) {
+                throw new IllegalStateException("a static member cannot be pending: " + memberId);
+            }
+            addMemberAndRebalance(group, memberId, req, new JoinContext("", "", true), protocols, reason, callback);
+            return;
+        }
+        Errors error = validateCurrentMember(group, memberId, req.groupInstanceId());
+        if (error != null) {
+            callback.accept(joinError(memberId, error));
+            return;
+        }
+        Member member = group.get(memberId);
+        switch (group.state()) {
+            case PREPARING_REBALANCE -> updateMemberAndRebalance(group, member, req, protocols, reason, callback);
+            case COMPLETING_REBALANCE -> {
+                if (member.matches(protocols)) {
+                    // The member lost the first JoinGroup response: send it again.
+                    callback.accept(joinResult(group, member));
+                } else {
+                    updateMemberAndRebalance(group, member, req, protocols, reason, callback);
+                }
+            }
+            case STABLE -> {
+                if (group.isLeader(memberId) || !member.matches(protocols)) {
+                    // The leader rejoins to reassign, e.g. after topic metadata changed.
+                    updateMemberAndRebalance(group, member, req, protocols, reason, callback);
+                } else {
+                    callback.accept(joinResultFor(group, member, false));
+                }
+            }
+            default -> callback.accept(joinError(memberId, Errors.UNKNOWN_MEMBER_ID));
+        }
+    }
+
+    private void addMemberAndRebalance(ClassicGroup group, String memberId, JoinGroupRequestData req, JoinContext ctx,
+                                       Map<String, byte[]> protocols, String reason, Consumer<JoinGroupResponseData> callback) {
+        Member member = new Member(memberId, req.groupInstanceId(), ctx.clientId(), ctx.clientHost(), req.rebalanceTimeoutMs(),
+                req.sessionTimeoutMs(), req.protocolType(), protocols);
+        member.isNew = true;
+        if (group.is(GroupState.PREPARING_REBALANCE) && group.generationId == 0) {
+            group.newMemberAdded = true;
+        }
+        group.add(member, callback);
+        scheduler.cancel(pendingKey(group, memberId));
+        // New members cannot heartbeat before they have an id and a generation: they get the long new-member timeout.
+        scheduleMemberExpiry(group, memberId, GroupConfig.NEW_MEMBER_JOIN_TIMEOUT_MS, false);
+        maybePrepareRebalance(group, "Adding new member " + memberId + " with group instance id "
+                + req.groupInstanceId() + "; client reason: " + reason);
+        checkJoinComplete(group);
+    }
+
+    private void updateMemberAndRebalance(ClassicGroup group, Member member, JoinGroupRequestData req, Map<String, byte[]> protocols,
+                                          String reason, Consumer<JoinGroupResponseData> callback) {
+        group.updateMember(member, protocols, req.rebalanceTimeoutMs(), req.sessionTimeoutMs(), callback);
+        maybePrepareRebalance(group, "Updating metadata for member " + member.memberId + " during " + group.state().wireName()
+                + "; client reason: " + reason);
+        checkJoinComplete(group);
+    }
+
+    /** KIP-345: a static member rejoining with a new member id replaces the old one, without a rebalance when nothing changed. */
+    private void replaceStaticMember(ClassicGroup group, String oldMemberId, String newMemberId, JoinGroupRequestData req,
+                                     JoinContext ctx, Map<String, byte[]> protocols, String reason,
+                                     Consumer<JoinGroupResponseData> callback) {
+        Member old = group.get(oldMemberId);
+        String currentLeader = group.leaderId;
+        boolean wasLeader = group.isLeader(oldMemberId);
+        // The old incarnation's pending requests are fenced.
+        if (old.isAwaitingJoin()) {
+            group.invokeJoin(old, joinError(oldMemberId, Errors.FENCED_INSTANCE_ID));
+        }
+        if (old.isAwaitingSync()) {
+            var cb = old.awaitingSync;
+            old.awaitingSync = null;
+            cb.accept(new SyncGroupResponseData().setErrorCode(Errors.FENCED_INSTANCE_ID.code()));
+        }
+        scheduler.cancel(heartbeatKey(group, oldMemberId));
+        Map<String, byte[]> oldProtocols = old.protocols;
+        byte[] assignment = old.assignment;
+        group.members.remove(oldMemberId);
+        group.pendingSyncMembers.remove(oldMemberId);
+        Member member = new Member(newMemberId, req.groupInstanceId(), ctx.clientId(), ctx.clientHost(), req.rebalanceTimeoutMs(),
+                req.sessionTimeoutMs(), req.protocolType(), protocols);
+        member.assignment = assignment;
+        group.members.put(newMemberId, member);
+        group.staticMembers.put(req.groupInstanceId(), newMemberId);
+        if (wasLeader) {
+            group.leaderId = newMemberId;
+        }
+        scheduleMemberExpiry(group, newMemberId, member.sessionTimeoutMs, false);
+        switch (group.state()) {
+            case STABLE -> {
+                String nextProtocol = group.selectProtocol();
+                if (nextProtocol.equals(group.protocolName)) {
+                    // Returning the old leader id keeps the rejoined member from computing a useless assignment.
+                    callback.accept(new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId)
+                            .setProtocolType(group.protocolType).setProtocolName(group.protocolName)
+                            .setLeader(wasLeader ? currentLeader : group.leaderId).setMemberId(newMemberId).setSkipAssignment(false));
+                } else {
+                    member.awaitingJoin = callback;
+                    group.numAwaitingJoin++;
+                    maybePrepareRebalance(group, "Group's selected protocol will change because static member " + newMemberId
+                            + " with instance id " + req.groupInstanceId() + " joined with a change of protocol; client reason: " + reason);
+                }
+            }
+            case COMPLETING_REBALANCE -> {
+                member.awaitingJoin = callback;
+                group.numAwaitingJoin++;
+                maybePrepareRebalance(group, "Updating metadata for static member " + newMemberId + " during CompletingRebalance");
+            }
+            case PREPARING_REBALANCE -> {
+                member.awaitingJoin = callback;
+                group.numAwaitingJoin++;
+                checkJoinComplete(group);
+            }
+            default -> throw new IllegalStateException("static member replaced in state " + group.state());
+        }
+        LOG.debugf("static member replaced group=%s instance=%s old=%s new=%s protocolsChanged=%s", group.groupId,
+                req.groupInstanceId(), oldMemberId, newMemberId, !member.matches(oldProtocols));
+    }
+
+    private void maybePrepareRebalance(ClassicGroup group, String reason) {
+        if (group.canRebalance()) {
+            prepareRebalance(group, reason);
+        }
+    }
+
+    private void prepareRebalance(ClassicGroup group, String reason) {
+        if (group.is(GroupState.COMPLETING_REBALANCE)) {
+            resetAndPropagateAssignmentError(group, Errors.REBALANCE_IN_PROGRESS);
+        }
+        scheduler.cancel(syncKey(group));
+        boolean initial = group.is(GroupState.EMPTY);
+        group.transitionTo(GroupState.PREPARING_REBALANCE, clock.getAsLong());
+        LOG.infof("preparing to rebalance group=%s generation=%d reason=%s", group.groupId, group.generationId, reason);
+        if (initial) {
+            int delay = config.initialRebalanceDelayMs();
+            scheduleInitialJoin(group, delay, Math.max(group.rebalanceTimeoutMs() - delay, 0));
+        } else {
+            scheduler.schedule(joinKey(group), group.rebalanceTimeoutMs(), () -> completeJoin(group));
+        }
+    }
+
+    /** group.initial.rebalance.delay.ms: wait for more members of a new group, extending while they keep coming. */
+    private void scheduleInitialJoin(ClassicGroup group, int delay, int remaining) {
+        group.newMemberAdded = false;
+        scheduler.schedule(joinKey(group), delay, () -> {
+            if (group.newMemberAdded && remaining > 0) {
+                int next = Math.min(config.initialRebalanceDelayMs(), remaining);
+                scheduleInitialJoin(group, next, Math.max(remaining - next, 0));
+            } else {
+                completeJoin(group);
+            }
+        });
+        initialJoinPending.add(group.groupId);
+    }
+
+    /** A regular (not initial) join completes as soon as every member has rejoined. */
+    private void checkJoinComplete(ClassicGroup group) {
+        if (group.is(GroupState.PREPARING_REBALANCE) && !initialJoinPending.contains(group.groupId) && group.hasAllMembersJoined()) {
+            scheduler.cancel(joinKey(group));
+            completeJoin(group);
+        }
+    }
+
+    private void completeJoin(ClassicGroup group) {
+        initialJoinPending.remove(group.groupId);
+        if (!group.is(GroupState.PREPARING_REBALANCE)) {
+            return;
+        }
+        // Dynamic members that did not rejoin in time are out; static ones keep their place.
+        for (Member m : List.copyOf(group.notYetRejoined())) {
+            if (!m.isStatic()) {
+                scheduler.cancel(heartbeatKey(group, m.memberId));
+                group.remove(m.memberId);
+            }
+        }
+        if (!group.maybeElectNewJoinedLeader() && !group.members.isEmpty()) {
+            LOG.warnf("group=%s could not complete rebalance: no member rejoined; waiting another rebalance timeout", group.groupId);
+            scheduler.schedule(joinKey(group), Math.max(group.rebalanceTimeoutMs(), 1), () -> completeJoin(group));
+            return;
+        }
+        long now = clock.getAsLong();
+        group.initNextGeneration(now);
+        if (group.is(GroupState.EMPTY)) {
+            LOG.infof("group=%s generation=%d is now empty", group.groupId, group.generationId);
+            maybeDropEmpty(group);
+            return;
+        }
+        LOG.infof("stabilized group=%s generation=%d protocol=%s members=%d", group.groupId, group.generationId,
+                group.protocolName, group.members.size());
+        for (Member m : List.copyOf(group.members.values())) {
+            group.invokeJoin(m, joinResult(group, m));
+            scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
+            m.isNew = false;
+        }
+        int generation = group.generationId;
+        scheduler.schedule(syncKey(group), Math.max(group.rebalanceTimeoutMs(), 1), () -> expirePendingSync(group, generation));
+    }
+
+    private void expirePendingSync(ClassicGroup group, int generation) {
+        if (generation != group.generationId) {
+            return;
+        }
+        if (group.is(GroupState.COMPLETING_REBALANCE) || group.is(GroupState.STABLE)) {
+            if (group.pendingSyncMembers.isEmpty()) {
+                return;
+            }
+            LOG.infof("group=%s removing members that sent no SyncGroup: %s", group.groupId, group.pendingSyncMembers);
+            for (String id : List.copyOf(group.pendingSyncMembers)) {
+                scheduler.cancel(heartbeatKey(group, id));
+                group.remove(id);
+            }
+            group.pendingSyncMembers.clear();
+            maybePrepareRebalance(group, "Removing members who haven't sent their sync requests");
+        }
+    }
+
+    private JoinGroupResponseData joinResult(ClassicGroup group, Member m) {
+        return joinResultFor(group, m, group.isLeader(m.memberId));
+    }
+
+    private static JoinGroupResponseData joinResultFor(ClassicGroup group, Member m, boolean withMembers) {
+        JoinGroupResponseData r = new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId)
+                .setProtocolType(group.protocolType).setProtocolName(group.protocolName).setLeader(group.leaderId)
+                .setMemberId(m.memberId).setSkipAssignment(false);
+        if (withMembers) {
+            r.setMembers(group.currentMemberMetadata());
+        }
+        return r;
+    }
+
+    static JoinGroupResponseData joinError(String memberId, Errors error) {
+        return new JoinGroupResponseData().setErrorCode(error.code()).setGenerationId(-1).setMemberId(memberId == null ? "" : memberId)
+                .setLeader("").setProtocolName(null);
+    }
+
+    // ---------------------------------------------------------------- SyncGroup
+
+    public void sync(SyncGroupRequestData req, Consumer<SyncGroupResponseData> callback) {
+        Errors error = syncError(req);
+        if (error != null) {
+            callback.accept(new SyncGroupResponseData().setErrorCode(error.code()));
+            return;
+        }
+        ClassicGroup group = groups.get(req.groupId());
+        Member member = group.get(req.memberId());
+        switch (group.state()) {
+            case EMPTY -> callback.accept(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+            case PREPARING_REBALANCE -> callback.accept(new SyncGroupResponseData().setErrorCode(Errors.REBALANCE_IN_PROGRESS.code()));
+            case COMPLETING_REBALANCE -> {
+                member.awaitingSync = callback;
+                group.pendingSyncMembers.remove(member.memberId);
+                if (group.isLeader(member.memberId)) {
+                    Map<String, byte[]> assignment = new HashMap<>();
+                    req.assignments().forEach(a -> assignment.put(a.memberId(), a.assignment()));
+                    for (String id : group.members.keySet()) {
+                        assignment.putIfAbsent(id, new byte[0]);
+                    }
+                    for (Member m : group.members.values()) {
+                        m.assignment = assignment.get(m.memberId);
+                    }
+                    group.transitionTo(GroupState.STABLE, clock.getAsLong());
+                    for (Member m : List.copyOf(group.members.values())) {
+                        if (m.awaitingSync != null) {
+                            var cb = m.awaitingSync;
+                            m.awaitingSync = null;
+                            cb.accept(syncResult(group, m));
+                            scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
+                        }
+                    }
+                }
+            }
+            case STABLE -> {
+                group.pendingSyncMembers.remove(member.memberId);
+                callback.accept(syncResult(group, member));
+                scheduleMemberExpiry(group, member.memberId, member.sessionTimeoutMs, false);
+            }
+            default -> callback.accept(new SyncGroupResponseData().setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()));
+        }
+    }
+
+    private Errors syncError(SyncGroupRequestData req) {
+        if (closed) {
+            return Errors.NOT_COORDINATOR;
+        }
+        if (req.groupId() == null || req.groupId().isEmpty()) {
+            return Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = groups.get(req.groupId());
+        if (group == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (group.is(GroupState.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        Errors e = validateCurrentMember(group, req.memberId(), req.groupInstanceId());
+        if (e != null) {
+            return e;
+        }
+        if (req.generationId() != group.generationId) {
+            return Errors.ILLEGAL_GENERATION;
+        }
+        if (req.protocolType() != null && !req.protocolType().equals(group.protocolType)) {
+            return Errors.INCONSISTENT_GROUP_PROTOCOL;
+        }
+        if (req.protocolName() != null && !req.protocolName().equals(group.protocolName)) {
+            return Errors.INCONSISTENT_GROUP_PROTOCOL;
+        }
+        return null;
+    }
+
+    private static SyncGroupResponseData syncResult(ClassicGroup group, Member m) {
+        return new SyncGroupResponseData().setErrorCode(Errors.NONE.code()).setProtocolType(group.protocolType)
+                .setProtocolName(group.protocolName).setAssignment(m.assignment);
+    }
+
+    private void resetAndPropagateAssignmentError(ClassicGroup group, Errors error) {
+        for (Member m : group.members.values()) {
+            m.assignment = new byte[0];
+            if (m.awaitingSync != null) {
+                var cb = m.awaitingSync;
+                m.awaitingSync = null;
+                cb.accept(new SyncGroupResponseData().setErrorCode(error.code()));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- Heartbeat and LeaveGroup
+
+    public Errors heartbeat(String groupId, String memberId, String groupInstanceId, int generationId) {
+        if (closed) {
+            return Errors.NOT_COORDINATOR;
+        }
+        if (groupId == null || groupId.isEmpty()) {
+            return Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (group.is(GroupState.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        Errors e = validateCurrentMember(group, memberId, groupInstanceId);
+        if (e != null) {
+            return e;
+        }
+        if (generationId != group.generationId) {
+            return Errors.ILLEGAL_GENERATION;
+        }
+        Member m = group.get(memberId);
+        return switch (group.state()) {
+            case EMPTY -> Errors.UNKNOWN_MEMBER_ID;
+            case PREPARING_REBALANCE -> {
+                scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
+                yield Errors.REBALANCE_IN_PROGRESS;
+            }
+            case COMPLETING_REBALANCE, STABLE -> {
+                scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
+                yield Errors.NONE;
+            }
+            default -> Errors.COORDINATOR_NOT_AVAILABLE;
+        };
+    }
+
+    public record Leaving(String memberId, String groupInstanceId, String reason) {
+    }
+
+    /** @return the top-level error (null when per-member errors apply) and one error per leaving member */
+    public Map.Entry<Errors, List<Errors>> leave(String groupId, List<Leaving> leaving) {
+        if (closed) {
+            return Map.entry(Errors.NOT_COORDINATOR, List.of());
+        }
+        if (groupId == null || groupId.isEmpty()) {
+            return Map.entry(Errors.INVALID_GROUP_ID, List.of());
+        }
+        ClassicGroup group = groups.get(groupId);
+        List<Errors> out = new ArrayList<>();
+        if (group == null) {
+            leaving.forEach(l -> out.add(Errors.UNKNOWN_MEMBER_ID));
+            return Map.entry(Errors.NONE, out);
+        }
+        if (group.is(GroupState.DEAD)) {
+            return Map.entry(Errors.COORDINATOR_NOT_AVAILABLE, List.of());
+        }
+        for (Leaving l : leaving) {
+            String memberId = l.memberId();
+            if (l.groupInstanceId() != null && UNKNOWN_MEMBER_ID.equals(memberId)) {
+                memberId = group.staticMembers.get(l.groupInstanceId());
+                if (memberId == null) {
+                    out.add(Errors.UNKNOWN_MEMBER_ID);
+                    continue;
+                }
+            }
+            if (group.pendingMembers.remove(memberId)) {
+                scheduler.cancel(pendingKey(group, memberId));
+                out.add(Errors.NONE);
+                checkJoinComplete(group);
+                continue;
+            }
+            Errors e = validateCurrentMember(group, memberId, l.groupInstanceId());
+            if (e != null) {
+                out.add(e);
+                continue;
+            }
+            scheduler.cancel(heartbeatKey(group, memberId));
+            removeMemberAndUpdateGroup(group, group.get(memberId), "Removing member " + memberId
+                    + " on LeaveGroup; client reason: " + (l.reason() == null ? "not provided" : l.reason()));
+            out.add(Errors.NONE);
+        }
+        return Map.entry(Errors.NONE, out);
+    }
+
+    private void removeMemberAndUpdateGroup(ClassicGroup group, Member member, String reason) {
+        // A new member can time out with its JoinGroup still pending: answer it so an alive client rejoins.
+        group.invokeJoin(member, joinError(member.memberId, Errors.UNKNOWN_MEMBER_ID));
+        if (member.awaitingSync != null) {
+            var cb = member.awaitingSync;
+            member.awaitingSync = null;
+            cb.accept(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+        }
+        group.remove(member.memberId);
+        switch (group.state()) {
+            case STABLE, COMPLETING_REBALANCE -> maybePrepareRebalance(group, reason);
+            case PREPARING_REBALANCE -> checkJoinComplete(group);
+            default -> {
+            }
+        }
+    }
+
+    private Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId) {
+        if (groupInstanceId != null) {
+            String current = group.staticMembers.get(groupInstanceId);
+            if (current == null) {
+                return Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (!current.equals(memberId)) {
+                LOG.infof("group=%s member %s of instance %s is fenced by %s", group.groupId, memberId, groupInstanceId, current);
+                return Errors.FENCED_INSTANCE_ID;
+            }
+            return null;
+        }
+        return group.has(memberId) ? null : Errors.UNKNOWN_MEMBER_ID;
+    }
+
+    private void scheduleMemberExpiry(ClassicGroup group, String memberId, int timeoutMs, boolean pending) {
+        String key = pending ? pendingKey(group, memberId) : heartbeatKey(group, memberId);
+        scheduler.schedule(key, timeoutMs, () -> expireMember(group, memberId, pending));
+    }
+
+    private void expireMember(ClassicGroup group, String memberId, boolean pending) {
+        if (pending) {
+            if (group.pendingMembers.remove(memberId)) {
+                LOG.infof("group=%s pending member %s expired", group.groupId, memberId);
+                checkJoinComplete(group);
+            }
+            return;
+        }
+        Member m = group.get(memberId);
+        if (m == null) {
+            return;
+        }
+        if (!m.isNew && (m.isAwaitingJoin() || m.isAwaitingSync())) {
+            // Members waiting on the coordinator are not expected to heartbeat.
+            scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
+            return;
+        }
+        LOG.infof("group=%s member %s failed (session timeout), removing it", group.groupId, memberId);
+        removeMemberAndUpdateGroup(group, m, "removing member " + memberId + " on heartbeat expiration");
+        maybeDropEmpty(group);
+    }
+
+    // ---------------------------------------------------------------- offsets
+
+    public record OffsetToCommit(TopicPartition tp, long offset, int leaderEpoch, String metadata) {
+    }
+
+    /** OffsetCommit: validation as Apache's {@code validateOffsetCommit}, then one durable save. */
+    public Map<TopicPartition, Errors> commit(String groupId, String memberId, String groupInstanceId, int generationId,
+                                              List<OffsetToCommit> offsets, long retentionMs) throws IOException {
+        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+        Errors groupError = null;
+        if (closed) {
+            groupError = Errors.NOT_COORDINATOR;
+        } else if (groupId == null) {
+            groupError = Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = groupError == null ? groups.get(groupId) : null;
+        boolean created = false;
+        if (groupError == null && group == null) {
+            if (generationId < 0) {
+                // Not using group management: Kafka only stores its offsets.
+                group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
+                created = true;
+            } else {
+                groupError = Errors.ILLEGAL_GENERATION;
+            }
+        }
+        if (groupError == null && !created) {
+            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId);
+            if (groupError == null && group.is(GroupState.COMPLETING_REBALANCE)) {
+                groupError = Errors.REBALANCE_IN_PROGRESS;
+            }
+        }
+        if (groupError != null) {
+            for (OffsetToCommit o : offsets) {
+                result.put(o.tp(), groupError);
+            }
+            return result;
+        }
+        if (group.has(memberId)) {
+            scheduleMemberExpiry(group, memberId, group.get(memberId).sessionTimeoutMs, false);
+        }
+        long now = clock.getAsLong();
+        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
+        for (OffsetToCommit o : offsets) {
+            if (!partitionExists.test(o.tp())) {
+                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
+                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
+            } else {
+                long expire = retentionMs > 0 ? now + retentionMs : -1;
+                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
+                result.put(o.tp(), Errors.NONE);
+            }
+        }
+        if (!accepted.isEmpty()) {
+            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets);
+            next.putAll(accepted);
+            try {
+                store.save(new GroupStore.StoredGroup(groupId, group.protocolType, next));
+            } catch (NotCoordinatorException e) {
+                accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
+                return result;
+            }
+            group.offsets.putAll(accepted);
+            if (created) {
+                groups.put(groupId, group);
+            }
+        }
+        return result;
+    }
+
+    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
+        if (group.is(GroupState.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (generationId >= 0 || !UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
+            Errors e = validateCurrentMember(group, memberId, groupInstanceId);
+            if (e != null) {
+                return e;
+            }
+            return generationId != group.generationId ? Errors.ILLEGAL_GENERATION : null;
+        }
+        // When the group has members, only members may commit.
+        return group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+    }
+
+    /** Committed offsets of a group; {@code partitions == null} means all. Unknown groups have none. */
+    public Map<TopicPartition, CommittedOffset> fetch(String groupId, Collection<TopicPartition> partitions) {
+        ClassicGroup group = groups.get(groupId);
+        Map<TopicPartition, CommittedOffset> out = new LinkedHashMap<>();
+        if (partitions == null) {
+            if (group != null) {
+                out.putAll(group.offsets);
+            }
+            return out;
+        }
+        for (TopicPartition tp : partitions) {
+            out.put(tp, group == null ? null : group.offsets.get(tp));
+        }
+        return out;
+    }
+
+    public Errors deleteGroup(String groupId) throws IOException {
+        if (closed) {
+            return Errors.NOT_COORDINATOR;
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null || group.is(GroupState.DEAD)) {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        if (!group.is(GroupState.EMPTY)) {
+            return Errors.NON_EMPTY_GROUP;
+        }
+        store.delete(groupId);
+        group.transitionTo(GroupState.DEAD, clock.getAsLong());
+        groups.remove(groupId);
+        return Errors.NONE;
+    }
+
+    public record OffsetDeleteResult(Errors groupError, Map<TopicPartition, Errors> partitions) {
+    }
+
+    public OffsetDeleteResult deleteOffsets(String groupId, List<TopicPartition> partitions) throws IOException {
+        if (closed) {
+            return new OffsetDeleteResult(Errors.NOT_COORDINATOR, Map.of());
+        }
+        ClassicGroup group = groups.get(groupId);
+        if (group == null || group.is(GroupState.DEAD)) {
+            return new OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+        }
+        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+        Set<String> subscribed;
+        if (group.is(GroupState.EMPTY)) {
+            subscribed = Set.of();
+        } else if (group.isConsumerGroup()) {
+            subscribed = group.subscribedTopics();
+        } else {
+            return new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of());
+        }
+        List<TopicPartition> deletable = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            if (!partitionExists.test(tp)) {
+                result.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (subscribed.contains(tp.topic())) {
+                result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+            } else {
+                deletable.add(tp);
+                result.put(tp, Errors.NONE);
+            }
+        }
+        if (deletable.stream().anyMatch(group.offsets::containsKey)) {
+            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets);
+            deletable.forEach(next::remove);
+            saveOrDelete(group, next);
+            deletable.forEach(group.offsets::remove);
+        }
+        return new OffsetDeleteResult(Errors.NONE, result);
+    }
+
+    private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets) throws IOException {
+        if (offsets.isEmpty()) {
+            store.delete(group.groupId);
+        } else {
+            store.save(new GroupStore.StoredGroup(group.groupId, group.protocolType, offsets));
+        }
+    }
+
+    /**
+     * Offset expiry (offsets.retention.minutes): an Empty group's offsets expire once it has been
+     * empty that long (a group that never had members: counted from each commit); a live consumer
+     * group's offsets of topics nobody subscribes to expire counted from their commit. A group
+     * left with no members and no offsets is gone.
+     */
+    public void expireOffsets() throws IOException {
+        long now = clock.getAsLong();
+        long retention = config.offsetsRetentionMs();
+        for (ClassicGroup group : List.copyOf(groups.values())) {
+            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>();
+            Set<String> subscribed = group.is(GroupState.EMPTY) ? Set.of() : group.subscribedTopics();
+            boolean canExpire = group.is(GroupState.EMPTY) || group.isConsumerGroup();
+            for (var e : group.offsets.entrySet()) {
+                CommittedOffset o = e.getValue();
+                long base = group.is(GroupState.EMPTY) && group.protocolType != null ? group.stateTimestamp : o.commitTimestamp();
+                boolean expired = canExpire && !subscribed.contains(e.getKey().topic())
+                        && (o.expireTimestamp() > 0 ? now >= o.expireTimestamp() : now - base >= retention);
+                if (!expired) {
+                    keep.put(e.getKey(), o);
+                }
+            }
+            if (keep.size() != group.offsets.size()) {
+                LOG.infof("expired %d offsets group=%s", group.offsets.size() - keep.size(), group.groupId);
+                saveOrDelete(group, keep);
+                group.offsets.keySet().retainAll(keep.keySet());
+            }
+            maybeDropEmpty(group);
+        }
+    }
+
+    private void scheduleExpiry() {
+        scheduler.schedule("expire-offsets", config.offsetsRetentionCheckIntervalMs(), () -> {
+            try {
+                expireOffsets();
+            } catch (IOException e) {
+                LOG.warnf("offset expiry failed slot=%d: %s", slot, e.getMessage());
+            }
+            if (!closed) {
+                scheduleExpiry();
+            }
+        });
+    }
+
+    private void maybeDropEmpty(ClassicGroup group) {
+        if (group.is(GroupState.EMPTY) && group.members.isEmpty() && group.pendingMembers.isEmpty() && group.offsets.isEmpty()) {
+            group.transitionTo(GroupState.DEAD, clock.getAsLong());
+            groups.remove(group.groupId);
+        }
+    }
+
+    // ---------------------------------------------------------------- describe and list
+
+    public record MemberDescription(String memberId, String groupInstanceId, String clientId, String clientHost,
+                                    byte[] metadata, byte[] assignment) {
+    }
+
+    public record GroupDescription(String groupId, GroupState state, String protocolType, String protocolName,
+                                   List<MemberDescription> members) {
+    }
+
+    public GroupDescription describe(String groupId) {
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            return new GroupDescription(groupId, GroupState.DEAD, "", "", List.of());
+        }
+        boolean stable = group.is(GroupState.STABLE);
+        List<MemberDescription> members = new ArrayList<>();
+        for (Member m : group.members.values()) {
+            members.add(new MemberDescription(m.memberId, m.groupInstanceId, m.clientId, m.clientHost,
+                    stable ? m.metadata(group.protocolName) : new byte[0], stable ? m.assignment : new byte[0]));
+        }
+        return new GroupDescription(groupId, group.state(), group.protocolType == null ? "" : group.protocolType,
+                stable ? group.protocolName : "", members);
+    }
+
+    public List<GroupDescription> list(Set<GroupState> states) {
+        List<GroupDescription> out = new ArrayList<>();
+        for (ClassicGroup g : groups.values()) {
+            if (states.isEmpty() || states.contains(g.state())) {
+                out.add(new GroupDescription(g.groupId, g.state(), g.protocolType == null ? "" : g.protocolType, g.protocolName, List.of()));
+            }
+        }
+        return out;
+    }
+
+    /** Slot lost: answer everyone waiting with NOT_COORDINATOR and forget the groups (members rejoin elsewhere). */
+    public void close() {
+        closed = true;
+        for (ClassicGroup g : groups.values()) {
+            for (Member m : g.members.values()) {
+                g.invokeJoin(m, joinError(m.memberId, Errors.NOT_COORDINATOR));
+                if (m.awaitingSync != null) {
+                    var cb = m.awaitingSync;
+                    m.awaitingSync = null;
+                    cb.accept(new SyncGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code()));
+                }
+                scheduler.cancel(heartbeatKey(g, m.memberId));
+            }
+            g.pendingMembers.forEach(p -> scheduler.cancel(pendingKey(g, p)));
+            scheduler.cancel(joinKey(g));
+            scheduler.cancel(syncKey(g));
+        }
+        scheduler.cancel("expire-offsets");
+        groups.clear();
+    }
+
+    GroupState stateOf(String groupId) {
+        ClassicGroup g = groups.get(groupId);
+        return g == null ? GroupState.DEAD : g.state();
+    }
+
+    ClassicGroup group(String groupId) {
+        return groups.get(groupId);
+    }
+
+    private static String joinKey(ClassicGroup g) {
+        return "join/" + g.groupId;
+    }
+
+    private static String syncKey(ClassicGroup g) {
+        return "sync/" + g.groupId;
+    }
+
+    private static String heartbeatKey(ClassicGroup g, String memberId) {
+        return "hb/" + g.groupId + "/" + memberId;
+    }
+
+    private static String pendingKey(ClassicGroup g, String memberId) {
+        return "pending/" + g.groupId + "/" + memberId;
+    }
+}

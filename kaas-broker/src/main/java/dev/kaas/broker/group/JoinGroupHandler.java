@@ -1,0 +1,53 @@
+package dev.kaas.broker.group;
+
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+
+/** JoinGroup v0–v9; the response completes when the rebalance does (it may wait up to the rebalance timeout). */
+@ApplicationScoped
+public class JoinGroupHandler implements ApiHandler {
+    private final GroupCoordinator coordinator;
+
+    public JoinGroupHandler(GroupCoordinator coordinator) {
+        this.coordinator = coordinator;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.JOIN_GROUP;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        JoinGroupRequestData data = ((JoinGroupRequest) request).data();
+        short version = ctx.apiVersion();
+        if (version == 0) {
+            // v0 has no rebalance timeout: Apache uses the session timeout.
+            data.setRebalanceTimeoutMs(data.sessionTimeoutMs());
+        }
+        var joinCtx = new GroupShard.JoinContext(ctx.header().clientId(), ctx.clientHost(), version >= 4);
+        CompletableFuture<JoinGroupResponseData> result = new CompletableFuture<>();
+        coordinator.call(data.groupId(), shard -> {
+            shard.join(data, joinCtx, result::complete);
+            return null;
+        }).exceptionally(e -> {
+            result.complete(GroupShard.joinError(data.memberId(), GroupErrors.of(e)));
+            return null;
+        });
+        return result.thenApply(r -> {
+            if (version < 7 && r.protocolName() == null) {
+                r.setProtocolName("");
+            }
+            return r;
+        });
+    }
+}

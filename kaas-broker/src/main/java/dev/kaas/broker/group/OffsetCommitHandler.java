@@ -1,0 +1,72 @@
+package dev.kaas.broker.group;
+
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponsePartition;
+import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponseTopic;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+
+/**
+ * OffsetCommit v0–v8: answered once the group's offsets file is durable and the slot still ours.
+ * Before v1 there is no member or generation (a simple group); v2–v4 carry a retention time.
+ */
+@ApplicationScoped
+public class OffsetCommitHandler implements ApiHandler {
+    private final GroupCoordinator coordinator;
+
+    public OffsetCommitHandler(GroupCoordinator coordinator) {
+        this.coordinator = coordinator;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.OFFSET_COMMIT;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
+        short v = ctx.apiVersion();
+        int generation = v >= 1 ? d.generationIdOrMemberEpoch() : -1;
+        String memberId = v >= 1 ? d.memberId() : GroupShard.UNKNOWN_MEMBER_ID;
+        long retention = v >= 2 && v <= 4 ? d.retentionTimeMs() : -1;
+        List<GroupShard.OffsetToCommit> offsets = new ArrayList<>();
+        for (var t : d.topics()) {
+            for (var p : t.partitions()) {
+                offsets.add(new GroupShard.OffsetToCommit(new TopicPartition(t.name(), p.partitionIndex()), p.committedOffset(),
+                        v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
+            }
+        }
+        return coordinator.call(d.groupId(), shard -> shard.commit(d.groupId(), memberId, d.groupInstanceId(), generation, offsets, retention))
+                .exceptionally(e -> {
+                    Errors err = GroupErrors.of(e);
+                    Map<TopicPartition, Errors> all = new java.util.LinkedHashMap<>();
+                    offsets.forEach(o -> all.put(o.tp(), err));
+                    return all;
+                })
+                .thenApply(result -> {
+                    OffsetCommitResponseData resp = new OffsetCommitResponseData().setThrottleTimeMs(0);
+                    for (var t : d.topics()) {
+                        OffsetCommitResponseTopic rt = new OffsetCommitResponseTopic().setName(t.name());
+                        for (var p : t.partitions()) {
+                            Errors e = result.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()), Errors.NONE);
+                            rt.partitions().add(new OffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
+                        }
+                        resp.topics().add(rt);
+                    }
+                    return resp;
+                });
+    }
+}
