@@ -110,7 +110,7 @@ public final class GroupShard {
         if (unknownMember) {
             joinNewMember(group, req, ctx, protocols, reason, callback);
         } else {
-            joinCurrentMember(group, req, protocols, reason, callback);
+            joinCurrentMember(group, req, ctx, protocols, reason, callback);
         }
         if (group.is(GroupState.EMPTY) && group.members.isEmpty() && group.offsets.isEmpty() && group.pendingMembers.isEmpty()) {
             groups.remove(groupId);
@@ -151,8 +151,8 @@ public final class GroupShard {
         }
     }
 
-    private void joinCurrentMember(ClassicGroup group, JoinGroupRequestData req, Map<String, byte[]> protocols, String reason,
-                                   Consumer<JoinGroupResponseData> callback) {
+    private void joinCurrentMember(ClassicGroup group, JoinGroupRequestData req, JoinContext ctx, Map<String, byte[]> protocols,
+                                   String reason, Consumer<JoinGroupResponseData> callback) {
         String memberId = req.memberId();
         if (group.is(GroupState.DEAD)) {
             callback.accept(joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE));
@@ -166,7 +166,7 @@ public final class GroupShard {
             if (req.groupInstanceId() != null) {
                 throw new IllegalStateException("a static member cannot be pending: " + memberId);
             }
-            addMemberAndRebalance(group, memberId, req, new JoinContext("", "", true), protocols, reason, callback);
+            addMemberAndRebalance(group, memberId, req, ctx, protocols, reason, callback);
             return;
         }
         Errors error = validateCurrentMember(group, memberId, req.groupInstanceId());

@@ -1,0 +1,427 @@
+package dev.kaas.broker.group;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The classic group state machine, driven by a mock clock: no sockets, no sleeps. */
+class GroupShardTest {
+    static final String G = "group";
+    static final int SESSION = 10_000;
+    static final int REBALANCE = 30_000;
+
+    MockScheduler scheduler;
+    InMemoryStore store;
+    GroupShard shard;
+
+    static final class InMemoryStore implements GroupStore {
+        final Map<String, StoredGroup> groups = new HashMap<>();
+        int saves;
+
+        @Override
+        public Map<String, StoredGroup> loadAll() {
+            return new HashMap<>(groups);
+        }
+
+        @Override
+        public void save(StoredGroup group) {
+            saves++;
+            groups.put(group.groupId(), group);
+        }
+
+        @Override
+        public void delete(String groupId) {
+            groups.remove(groupId);
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        scheduler = new MockScheduler();
+        store = new InMemoryStore();
+        shard = newShard();
+        shard.load();
+    }
+
+    GroupShard newShard() {
+        return new GroupShard(0, GroupConfig.defaults(), scheduler.clock::get, scheduler, store,
+                tp -> tp.topic().startsWith("t") && tp.partition() < 6);
+    }
+
+    static byte[] subscription(String... topics) {
+        return Utils.toArray(ConsumerProtocol.serializeSubscription(new ConsumerPartitionAssignor.Subscription(List.of(topics))));
+    }
+
+    static JoinGroupRequestData joinRequest(String memberId, String instanceId, String... protocols) {
+        JoinGroupRequestData.JoinGroupRequestProtocolCollection ps = new JoinGroupRequestData.JoinGroupRequestProtocolCollection();
+        for (String p : protocols) {
+            ps.add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName(p).setMetadata(subscription("t1")));
+        }
+        return new JoinGroupRequestData().setGroupId(G).setMemberId(memberId).setGroupInstanceId(instanceId)
+                .setSessionTimeoutMs(SESSION).setRebalanceTimeoutMs(REBALANCE).setProtocolType("consumer").setProtocols(ps);
+    }
+
+    AtomicReference<JoinGroupResponseData> join(String memberId, String instanceId, String... protocols) {
+        AtomicReference<JoinGroupResponseData> ref = new AtomicReference<>();
+        shard.join(joinRequest(memberId, instanceId, protocols.length == 0 ? new String[] {"range"} : protocols),
+                new GroupShard.JoinContext("client", "/127.0.0.1", true), ref::set);
+        return ref;
+    }
+
+    /** KIP-394 handshake plus the real join; returns the pending second join. */
+    AtomicReference<JoinGroupResponseData> joinNew() {
+        var first = join("", null);
+        assertThat(Errors.forCode(first.get().errorCode())).isEqualTo(Errors.MEMBER_ID_REQUIRED);
+        return join(first.get().memberId(), null);
+    }
+
+    AtomicReference<SyncGroupResponseData> sync(String memberId, int generation, Map<String, byte[]> assignments) {
+        AtomicReference<SyncGroupResponseData> ref = new AtomicReference<>();
+        SyncGroupRequestData req = new SyncGroupRequestData().setGroupId(G).setMemberId(memberId).setGenerationId(generation);
+        assignments.forEach((m, a) -> req.assignments().add(new SyncGroupRequestData.SyncGroupRequestAssignment().setMemberId(m).setAssignment(a)));
+        shard.sync(req, ref::set);
+        return ref;
+    }
+
+    /** Two members through a full first rebalance; returns their join responses. */
+    List<JoinGroupResponseData> stableGroupOfTwo() {
+        var a = joinNew();
+        var b = joinNew();
+        assertThat(a.get()).isNull();
+        // The second member arrived during the initial delay: Apache extends it once more.
+        scheduler.advance(3_000);
+        assertThat(a.get()).isNull();
+        scheduler.advance(3_000);
+        assertThat(a.get()).isNotNull();
+        assertThat(b.get()).isNotNull();
+        JoinGroupResponseData leader = a.get().leader().equals(a.get().memberId()) ? a.get() : b.get();
+        JoinGroupResponseData follower = leader == a.get() ? b.get() : a.get();
+        var followerSync = sync(follower.memberId(), follower.generationId(), Map.of());
+        assertThat(followerSync.get()).as("a follower waits for the leader").isNull();
+        sync(leader.memberId(), leader.generationId(), Map.of(leader.memberId(), new byte[] {1}, follower.memberId(), new byte[] {2}));
+        assertThat(followerSync.get().assignment()).containsExactly(2);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+        return List.of(leader, follower);
+    }
+
+    @Test
+    void aNewMemberMustFirstAskForItsMemberId() {
+        var r = join("", null);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.MEMBER_ID_REQUIRED);
+        assertThat(r.get().memberId()).startsWith("client-");
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
+        // The pending id expires after the session timeout if never used.
+        scheduler.advance(SESSION + 1);
+        assertThat(Errors.forCode(join(r.get().memberId(), null).get().errorCode())).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+    }
+
+    @Test
+    void theFirstRebalanceWaitsTheInitialDelayThenGoesThroughCompletingToStable() {
+        var a = joinNew();
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        scheduler.advance(2_999);
+        assertThat(a.get()).isNull();
+        scheduler.advance(1);
+        assertThat(a.get().generationId()).isEqualTo(1);
+        assertThat(a.get().leader()).isEqualTo(a.get().memberId());
+        assertThat(a.get().members()).hasSize(1);
+        assertThat(a.get().protocolName()).isEqualTo("range");
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.COMPLETING_REBALANCE);
+        var s = sync(a.get().memberId(), 1, Map.of(a.get().memberId(), new byte[] {7}));
+        assertThat(s.get().assignment()).containsExactly(7);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+    }
+
+    @Test
+    void membersJoiningDuringTheInitialDelayExtendItUpToTheRebalanceTimeout() {
+        var a = joinNew();
+        scheduler.advance(2_000);
+        var b = joinNew();
+        scheduler.advance(1_500);
+        assertThat(a.get()).as("a new member extended the delay").isNull();
+        scheduler.advance(3_000);
+        assertThat(a.get()).isNotNull();
+        assertThat(b.get().generationId()).isEqualTo(1);
+        assertThat(a.get().members().size() + b.get().members().size()).isEqualTo(2);
+    }
+
+    @Test
+    void onlyTheLeaderGetsTheMemberListAndFollowersGetTheLeadersAssignment() {
+        var members = stableGroupOfTwo();
+        assertThat(members.get(0).members()).hasSize(2);
+        assertThat(members.get(1).members()).isEmpty();
+    }
+
+    @Test
+    void heartbeatsAnswerByStateAndCheckGenerationAndMember() {
+        var members = stableGroupOfTwo();
+        String leader = members.get(0).memberId();
+        assertThat(shard.heartbeat(G, leader, null, 1)).isEqualTo(Errors.NONE);
+        assertThat(shard.heartbeat(G, leader, null, 0)).isEqualTo(Errors.ILLEGAL_GENERATION);
+        assertThat(shard.heartbeat(G, "stranger", null, 1)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        assertThat(shard.heartbeat("", leader, null, 1)).isEqualTo(Errors.INVALID_GROUP_ID);
+        join(leader, null);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        assertThat(shard.heartbeat(G, members.get(1).memberId(), null, 1)).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+    }
+
+    @Test
+    void aSilentMemberIsRemovedAfterItsSessionTimeoutAndTheRestRebalance() {
+        var members = stableGroupOfTwo();
+        String leader = members.get(0).memberId();
+        String follower = members.get(1).memberId();
+        for (int i = 0; i < 3; i++) {
+            scheduler.advance(SESSION / 2);
+            assertThat(shard.heartbeat(G, leader, null, 1)).isIn(Errors.NONE, Errors.REBALANCE_IN_PROGRESS);
+        }
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        var rejoin = join(leader, null);
+        assertThat(rejoin.get().generationId()).isEqualTo(2);
+        assertThat(rejoin.get().members()).extracting(m -> m.memberId()).containsExactly(leader);
+        assertThat(shard.heartbeat(G, follower, null, 2)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+    }
+
+    @Test
+    void aMemberThatDoesNotRejoinWithinTheRebalanceTimeoutIsDropped() {
+        var members = stableGroupOfTwo();
+        var rejoin = join(members.get(0).memberId(), null);
+        // The follower stays alive (it heartbeats) but never rejoins.
+        for (int t = 0; t < REBALANCE - 5_000; t += 5_000) {
+            scheduler.advance(5_000);
+            assertThat(shard.heartbeat(G, members.get(1).memberId(), null, 1)).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        }
+        scheduler.advance(4_999);
+        assertThat(rejoin.get()).isNull();
+        scheduler.advance(1);
+        assertThat(rejoin.get().generationId()).isEqualTo(2);
+        assertThat(rejoin.get().members()).hasSize(1);
+    }
+
+    @Test
+    void syncErrorsFollowTheProtocol() {
+        var members = stableGroupOfTwo();
+        String follower = members.get(1).memberId();
+        assertThat(Errors.forCode(sync(follower, 5, Map.of()).get().errorCode())).isEqualTo(Errors.ILLEGAL_GENERATION);
+        assertThat(Errors.forCode(sync("nobody", 1, Map.of()).get().errorCode())).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        SyncGroupRequestData wrongProtocol = new SyncGroupRequestData().setGroupId(G).setMemberId(follower).setGenerationId(1)
+                .setProtocolType("consumer").setProtocolName("roundrobin");
+        AtomicReference<SyncGroupResponseData> r = new AtomicReference<>();
+        shard.sync(wrongProtocol, r::set);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.INCONSISTENT_GROUP_PROTOCOL);
+        join(members.get(0).memberId(), null);
+        assertThat(Errors.forCode(sync(follower, 1, Map.of()).get().errorCode())).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+    }
+
+    @Test
+    void aRebalanceDuringCompletingAnswersWaitingSyncsWithRebalanceInProgress() {
+        var a = joinNew();
+        var b = joinNew();
+        scheduler.advance(6_000);
+        JoinGroupResponseData follower = a.get().leader().equals(a.get().memberId()) ? b.get() : a.get();
+        var waiting = sync(follower.memberId(), 1, Map.of());
+        joinNew();
+        assertThat(Errors.forCode(waiting.get().errorCode())).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+    }
+
+    @Test
+    void membersThatNeverSyncAreRemovedAfterTheRebalanceTimeout() {
+        var a = joinNew();
+        var b = joinNew();
+        scheduler.advance(6_000);
+        JoinGroupResponseData leader = a.get().leader().equals(a.get().memberId()) ? a.get() : b.get();
+        JoinGroupResponseData follower = leader == a.get() ? b.get() : a.get();
+        sync(leader.memberId(), 1, Map.of(leader.memberId(), new byte[0], follower.memberId(), new byte[0]));
+        for (int t = 0; t < REBALANCE; t += 5_000) {
+            scheduler.advance(5_000);
+            shard.heartbeat(G, follower.memberId(), null, 1);
+            shard.heartbeat(G, leader.memberId(), null, 1);
+        }
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        assertThat(shard.group(G).has(follower.memberId())).isFalse();
+    }
+
+    @Test
+    void inconsistentProtocolsAreRejected() {
+        stableGroupOfTwo();
+        JoinGroupRequestData other = joinRequest("", null, "roundrobin");
+        AtomicReference<JoinGroupResponseData> r = new AtomicReference<>();
+        shard.join(other, new GroupShard.JoinContext("c", "/h", false), r::set);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.INCONSISTENT_GROUP_PROTOCOL);
+        JoinGroupRequestData wrongType = joinRequest("", null, "range").setProtocolType("connect");
+        shard.join(wrongType, new GroupShard.JoinContext("c", "/h", false), r::set);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.INCONSISTENT_GROUP_PROTOCOL);
+    }
+
+    @Test
+    void sessionTimeoutsOutsideTheBrokerRangeAreRejected() {
+        AtomicReference<JoinGroupResponseData> r = new AtomicReference<>();
+        shard.join(joinRequest("", null, "range").setSessionTimeoutMs(1000), new GroupShard.JoinContext("c", "/h", true), r::set);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.INVALID_SESSION_TIMEOUT);
+        shard.join(joinRequest("", null, "range").setGroupId(""), new GroupShard.JoinContext("c", "/h", true), r::set);
+        assertThat(Errors.forCode(r.get().errorCode())).isEqualTo(Errors.INVALID_GROUP_ID);
+    }
+
+    @Test
+    void aStaticMemberRestartingWithTheSameProtocolsReplacesItselfWithoutARebalance() {
+        var a = join("", "instance-a");
+        scheduler.advance(3_000);
+        String oldId = a.get().memberId();
+        sync(oldId, 1, Map.of(oldId, new byte[] {9}));
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+
+        var again = join("", "instance-a");
+        assertThat(Errors.forCode(again.get().errorCode())).isEqualTo(Errors.NONE);
+        assertThat(again.get().memberId()).isNotEqualTo(oldId);
+        assertThat(again.get().generationId()).isEqualTo(1);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+        assertThat(sync(again.get().memberId(), 1, Map.of()).get().assignment()).containsExactly(9);
+        assertThat(shard.heartbeat(G, oldId, "instance-a", 1)).isEqualTo(Errors.FENCED_INSTANCE_ID);
+        assertThat(shard.heartbeat(G, again.get().memberId(), "instance-a", 1)).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void aStaticMemberIsNotDroppedForMissingARebalance() {
+        var a = join("", "instance-a");
+        var b = join("", "instance-b");
+        scheduler.advance(6_000);
+        String leader = a.get().leader();
+        sync(a.get().memberId(), 1, Map.of());
+        sync(b.get().memberId(), 1, Map.of());
+        boolean aLeads = leader.equals(a.get().memberId());
+        var rejoin = join(leader, aLeads ? "instance-a" : "instance-b");
+        String other = aLeads ? b.get().memberId() : a.get().memberId();
+        for (int t = 0; t < REBALANCE; t += 5_000) {
+            scheduler.advance(5_000);
+            shard.heartbeat(G, other, aLeads ? "instance-b" : "instance-a", 1);
+        }
+        assertThat(rejoin.get().members()).as("the static member that did not rejoin stays").hasSize(2);
+    }
+
+    @Test
+    void leaveGroupRemovesMembersByIdOrInstanceAndRebalances() {
+        var members = stableGroupOfTwo();
+        var result = shard.leave(G, List.of(new GroupShard.Leaving(members.get(1).memberId(), null, "shutting down"),
+                new GroupShard.Leaving("ghost", null, null), new GroupShard.Leaving("", "no-such-instance", null)));
+        assertThat(result.getKey()).isEqualTo(Errors.NONE);
+        assertThat(result.getValue()).containsExactly(Errors.NONE, Errors.UNKNOWN_MEMBER_ID, Errors.UNKNOWN_MEMBER_ID);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        var rejoin = join(members.get(0).memberId(), null);
+        assertThat(rejoin.get().generationId()).as("the last member rejoined: no wait").isEqualTo(2);
+        shard.leave(G, List.of(new GroupShard.Leaving(members.get(0).memberId(), null, null)));
+        assertThat(shard.stateOf(G)).isIn(GroupState.PREPARING_REBALANCE, GroupState.EMPTY, GroupState.DEAD);
+    }
+
+    @Test
+    void simpleGroupsCommitWithoutMembershipAndOffsetsSurviveAReload() throws Exception {
+        var tp = new TopicPartition("t1", 0);
+        var result = shard.commit("simple", "", null, -1, List.of(new GroupShard.OffsetToCommit(tp, 42, 3, "meta")), -1);
+        assertThat(result).containsEntry(tp, Errors.NONE);
+        assertThat(store.saves).isEqualTo(1);
+        GroupShard reloaded = newShard();
+        reloaded.load();
+        CommittedOffset o = reloaded.fetch("simple", List.of(tp)).get(tp);
+        assertThat(o.offset()).isEqualTo(42);
+        assertThat(o.leaderEpoch()).isEqualTo(3);
+        assertThat(o.metadata()).isEqualTo("meta");
+        assertThat(reloaded.describe("simple").state()).isEqualTo(GroupState.EMPTY);
+    }
+
+    @Test
+    void commitsAreCheckedAgainstMembershipAndGeneration() throws Exception {
+        var members = stableGroupOfTwo();
+        var tp = new TopicPartition("t1", 1);
+        var ok = List.of(new GroupShard.OffsetToCommit(tp, 1, -1, ""));
+        assertThat(shard.commit(G, members.get(0).memberId(), null, 1, ok, -1)).containsEntry(tp, Errors.NONE);
+        assertThat(shard.commit(G, members.get(0).memberId(), null, 0, ok, -1)).containsEntry(tp, Errors.ILLEGAL_GENERATION);
+        assertThat(shard.commit(G, "stranger", null, 1, ok, -1)).containsEntry(tp, Errors.UNKNOWN_MEMBER_ID);
+        assertThat(shard.commit(G, "", null, -1, ok, -1)).as("only members commit to a live group").containsEntry(tp, Errors.UNKNOWN_MEMBER_ID);
+        assertThat(shard.commit("other", "m", null, 3, ok, -1)).containsEntry(tp, Errors.ILLEGAL_GENERATION);
+        var unknown = new TopicPartition("nope", 0);
+        var big = new TopicPartition("t1", 2);
+        var mixed = shard.commit(G, members.get(0).memberId(), null, 1, List.of(new GroupShard.OffsetToCommit(unknown, 1, -1, ""),
+                new GroupShard.OffsetToCommit(big, 1, -1, "x".repeat(5000))), -1);
+        assertThat(mixed).containsEntry(unknown, Errors.UNKNOWN_TOPIC_OR_PARTITION).containsEntry(big, Errors.OFFSET_METADATA_TOO_LARGE);
+    }
+
+    @Test
+    void deleteGroupOnlyWhenEmptyAndOffsetDeleteRespectsSubscriptions() throws Exception {
+        var members = stableGroupOfTwo();
+        var t1 = new TopicPartition("t1", 0);
+        var t2 = new TopicPartition("t2", 0);
+        shard.commit(G, members.get(0).memberId(), null, 1, List.of(new GroupShard.OffsetToCommit(t1, 5, -1, ""),
+                new GroupShard.OffsetToCommit(t2, 6, -1, "")), -1);
+        assertThat(shard.deleteGroup(G)).isEqualTo(Errors.NON_EMPTY_GROUP);
+        var del = shard.deleteOffsets(G, List.of(t1, t2));
+        assertThat(del.partitions()).containsEntry(t1, Errors.GROUP_SUBSCRIBED_TO_TOPIC).containsEntry(t2, Errors.NONE);
+        assertThat(shard.fetch(G, List.of(t1, t2)).get(t2)).isNull();
+        assertThat(shard.deleteGroup("missing")).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
+        shard.leave(G, List.of(new GroupShard.Leaving(members.get(0).memberId(), null, null),
+                new GroupShard.Leaving(members.get(1).memberId(), null, null)));
+        scheduler.advance(REBALANCE);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
+        assertThat(shard.deleteGroup(G)).isEqualTo(Errors.NONE);
+        assertThat(store.groups).doesNotContainKey(G);
+    }
+
+    @Test
+    void offsetsOfAnEmptyGroupExpireAfterTheRetention() throws Exception {
+        var tp = new TopicPartition("t1", 0);
+        shard.commit("simple", "", null, -1, List.of(new GroupShard.OffsetToCommit(tp, 1, -1, "")), -1);
+        scheduler.advance(GroupConfig.defaults().offsetsRetentionMs() - 1);
+        shard.expireOffsets();
+        assertThat(shard.fetch("simple", List.of(tp)).get(tp)).isNotNull();
+        scheduler.advance(1);
+        shard.expireOffsets();
+        assertThat(shard.fetch("simple", List.of(tp)).get(tp)).isNull();
+        assertThat(store.groups).isEmpty();
+        assertThat(shard.describe("simple").state()).isEqualTo(GroupState.DEAD);
+    }
+
+    @Test
+    void listAndDescribeReportStatesAsApacheNamesThem() {
+        var members = stableGroupOfTwo();
+        assertThat(shard.list(Set.of())).extracting(GroupShard.GroupDescription::groupId).containsExactly(G);
+        assertThat(shard.list(Set.of(GroupState.EMPTY))).isEmpty();
+        var d = shard.describe(G);
+        assertThat(d.state().wireName()).isEqualTo("Stable");
+        assertThat(d.protocolName()).isEqualTo("range");
+        assertThat(d.members()).hasSize(2).allSatisfy(m -> assertThat(m.clientHost()).isEqualTo("/127.0.0.1"));
+        assertThat(shard.describe("nope").state()).isEqualTo(GroupState.DEAD);
+        assertThat(members).hasSize(2);
+    }
+
+    @Test
+    void losingTheSlotAnswersWaitingMembersWithNotCoordinator() {
+        var pending = joinNew();
+        shard.close();
+        assertThat(Errors.forCode(pending.get().errorCode())).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(shard.heartbeat(G, "x", null, 1)).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(scheduler.keys()).isEmpty();
+    }
+
+    @Test
+    void illegalTransitionsAreBugsNotNoOps() {
+        ClassicGroup g = new ClassicGroup("x", GroupState.EMPTY, 0);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> g.transitionTo(GroupState.STABLE, 0))
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(new ArrayList<>(List.of(ByteBuffer.allocate(0))).size()).isOne();
+    }
+}
