@@ -79,4 +79,17 @@ class KcatIT {
         assertThat(consumed.lines()).containsExactly("0:one", "1:two", "2:three", "3:four", "4:five");
         assertThat(kcat(null, "-L", "-t", "rdkafka")).contains("topic \"rdkafka\" with 1 partitions");
     }
+
+    @Test
+    void librdkafkaBalancedConsumerJoinsAGroupAndCommits() throws Exception {
+        kcat("a\nb\nc\n", "-P", "-t", "rdkafka-group", "-p", "0");
+        String consumed = kcat(null, "-G", "rdgroup", "rdkafka-group", "-o", "beginning", "-e", "-q", "-f", "%o:%s\\n",
+                "-X", "auto.offset.reset=earliest");
+        assertThat(consumed.lines()).containsExactly("0:a", "1:b", "2:c");
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(cluster.clientProps())) {
+            var offsets = admin.listConsumerGroupOffsets("rdgroup").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            assertThat(offsets.get(new org.apache.kafka.common.TopicPartition("rdkafka-group", 0)).offset()).isEqualTo(3);
+        }
+        assertThat(kcat(null, "-G", "rdgroup", "rdkafka-group", "-e", "-q")).as("resumes after its commit").isEmpty();
+    }
 }
