@@ -418,6 +418,41 @@ class GroupShardTest {
     }
 
     @Test
+    void groupMaxSizeRefusesNewMembersButNotKnownOnes() {
+        shard = new GroupShard(0, new GroupConfig(6_000, 1_800_000, 3_000, 2, 7L * 24 * 3600 * 1000, 4096, 600_000),
+                scheduler.clock::get, scheduler, store, tp -> true);
+        var members = stableGroupOfTwo();
+        var third = join("", null);
+        assertThat(Errors.forCode(third.get().errorCode())).isEqualTo(Errors.GROUP_MAX_SIZE_REACHED);
+        var rejoin = join(members.get(0).memberId(), null);
+        assertThat(rejoin.get()).as("a known member rejoins and waits for the rebalance").isNull();
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+    }
+
+    @Test
+    void aRejoinWithUnchangedMetadataDuringCompletingResendsTheJoinResponse() {
+        var a = joinNew();
+        scheduler.advance(3_000);
+        String id = a.get().memberId();
+        var again = join(id, null);
+        assertThat(again.get().generationId()).isEqualTo(1);
+        assertThat(again.get().members()).as("the leader gets the member list again").hasSize(1);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.COMPLETING_REBALANCE);
+    }
+
+    @Test
+    void aFollowerRejoiningAStableGroupWithTheSameMetadataChangesNothing() {
+        var members = stableGroupOfTwo();
+        var again = join(members.get(1).memberId(), null);
+        assertThat(Errors.forCode(again.get().errorCode())).isEqualTo(Errors.NONE);
+        assertThat(again.get().generationId()).isEqualTo(1);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+        var leaderAgain = join(members.get(0).memberId(), null);
+        assertThat(leaderAgain.get()).as("the leader rejoining forces a rebalance").isNull();
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+    }
+
+    @Test
     void illegalTransitionsAreBugsNotNoOps() {
         ClassicGroup g = new ClassicGroup("x", GroupState.EMPTY, 0);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> g.transitionTo(GroupState.STABLE, 0))
