@@ -30,10 +30,7 @@ public class JoinGroupHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         JoinGroupRequestData data = ((JoinGroupRequest) request).data();
         short version = ctx.apiVersion();
-        if (version == 0) {
-            // v0 has no rebalance timeout: Apache uses the session timeout.
-            data.setRebalanceTimeoutMs(data.sessionTimeoutMs());
-        }
+        // v0 has no rebalance timeout: JoinGroupRequest already set it to the session timeout, as Apache does.
         var joinCtx = new GroupShard.JoinContext(ctx.header().clientId(), ctx.clientHost(), version >= 4);
         CompletableFuture<JoinGroupResponseData> result = new CompletableFuture<>();
         coordinator.call(data.groupId(), shard -> {
