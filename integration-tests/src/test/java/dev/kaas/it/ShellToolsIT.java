@@ -108,7 +108,8 @@ class ShellToolsIT {
         assertThat(r.stdout()).contains(cluster.bootstrap() + " (id: 1 rack: null)")
                 .contains("Produce(0): 0 to 10 [usable: 10]")
                 .contains("Fetch(1): 0 to 16 [usable: 16]")
-                .contains("JoinGroup(11): UNSUPPORTED");
+                .contains("JoinGroup(11): 0 to 9 [usable: 9]")
+                .contains("SaslHandshake(17): UNSUPPORTED");
     }
 
     @Test

@@ -13,6 +13,39 @@ public interface BrokerConfig {
 
     Broker broker();
 
+    Group group();
+
+    /** The group coordinator's settings, Apache's keys and defaults. */
+    interface Group {
+        /** Apache {@code group.min.session.timeout.ms}. */
+        @WithDefault("6s")
+        Duration minSessionTimeout();
+
+        /** Apache {@code group.max.session.timeout.ms}. */
+        @WithDefault("30m")
+        Duration maxSessionTimeout();
+
+        /** Apache {@code group.initial.rebalance.delay.ms}. */
+        @WithDefault("3s")
+        Duration initialRebalanceDelay();
+
+        /** Apache {@code group.max.size}. */
+        @WithDefault("2147483647")
+        int maxSize();
+
+        /** Apache {@code offsets.retention.minutes}. */
+        @WithDefault("7d")
+        Duration offsetsRetention();
+
+        /** Apache {@code offsets.retention.check.interval.ms}. */
+        @WithDefault("10m")
+        Duration offsetsRetentionCheckInterval();
+
+        /** Apache {@code offset.metadata.max.bytes}. */
+        @WithDefault("4096")
+        int offsetMetadataMaxBytes();
+    }
+
     interface Broker {
         /** This broker's node id (Apache {@code node.id}). */
         @WithDefault("1")

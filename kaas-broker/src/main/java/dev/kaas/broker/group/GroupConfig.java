@@ -1,6 +1,6 @@
 package dev.kaas.broker.group;
 
-/** Apache's group coordinator settings, with their 3.7 defaults. */
+/** The group coordinator's settings (see {@code BrokerConfig.Group} for the keys); {@link #defaults()} are Apache 3.7's. */
 public record GroupConfig(int minSessionTimeoutMs, int maxSessionTimeoutMs, int initialRebalanceDelayMs, int maxSize,
                           long offsetsRetentionMs, int offsetMetadataMaxBytes, long offsetsRetentionCheckIntervalMs) {
     public static GroupConfig defaults() {

@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.storage.SerialExecutor;
 import dev.kaas.common.model.Assignment;
@@ -36,7 +37,7 @@ public class GroupCoordinator {
 
     private final ClusterView view;
     private final Partitions partitions;
-    private final GroupConfig config = GroupConfig.defaults();
+    private final GroupConfig config;
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kaas-group-timer");
         t.setDaemon(true);
@@ -78,9 +79,13 @@ public class GroupCoordinator {
         }
     }
 
-    public GroupCoordinator(ClusterView view, Partitions partitions) {
+    public GroupCoordinator(ClusterView view, Partitions partitions, BrokerConfig brokerConfig) {
         this.view = view;
         this.partitions = partitions;
+        BrokerConfig.Group g = brokerConfig.group();
+        this.config = new GroupConfig((int) g.minSessionTimeout().toMillis(), (int) g.maxSessionTimeout().toMillis(),
+                (int) g.initialRebalanceDelay().toMillis(), g.maxSize(), g.offsetsRetention().toMillis(), g.offsetMetadataMaxBytes(),
+                g.offsetsRetentionCheckInterval().toMillis());
     }
 
     /** Called by the assignment applier once an assignment is applied. */

@@ -1,0 +1,366 @@
+package dev.kaas.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Runs kaas and Apache Kafka 3.7.2 side by side on this machine with the Apache 3.7.2 perf tools
+ * and prints medians and kaas/Apache ratios. Apache runs twice: default durability (page-cache
+ * acknowledgements) and {@code log.flush.interval.messages=1} (fsync per batch, kaas's default).
+ *
+ * <p>Each repetition starts every system fresh on an empty data directory (same file system),
+ * alternating the order of systems between repetitions, and runs: (a) 1 partition, acks=all,
+ * idempotent, batch.size 64 KiB, linger.ms 5; (b) the same over 12 partitions from 4 producer
+ * processes; (c) acks=1; (d) consumer-perf-test reading (a)'s topic; (e) end-to-end latency,
+ * one record at a time. Peak RSS is the broker processes' VmHWM after (b). Nothing is left running.
+ */
+public final class SideBySide {
+    static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
+
+    record Options(Path root, Path work, int records, int recordSize, int reps, int e2eMessages) {
+    }
+
+    record Server(String name, List<Process> processes, int port, long startToFirstProduceMs) implements AutoCloseable {
+        String bootstrap() {
+            return "127.0.0.1:" + port;
+        }
+
+        long peakRssKb() throws IOException {
+            long sum = 0;
+            for (Process p : processes) {
+                for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"))) {
+                    if (line.startsWith("VmHWM:")) {
+                        sum += Long.parseLong(line.replaceAll("[^0-9]", ""));
+                    }
+                }
+            }
+            return sum;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            for (int i = processes.size() - 1; i >= 0; i--) {
+                Process p = processes.get(i);
+                p.destroy();
+                if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    p.waitFor(10, TimeUnit.SECONDS);
+                }
+            }
+        }
+    }
+
+    /** One measurement: throughput and latency as the perf tools report them. */
+    record Result(double mbPerSec, double recordsPerSec, double p50Ms, double p99Ms) {
+    }
+
+    private final Options opts;
+    private final String toolsClasspath;
+    private final Map<String, Map<String, List<Double>>> samples = new LinkedHashMap<>();
+
+    SideBySide(Options opts) throws IOException {
+        this.opts = opts;
+        this.toolsClasspath = Files.readString(opts.root().resolve("kaas-bench/target/bench.classpath")).trim();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path root = Path.of(".").toAbsolutePath().normalize();
+        int records = 1_000_000;
+        int reps = 3;
+        int e2e = 5_000;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--records" -> records = Integer.parseInt(args[++i]);
+                case "--reps" -> reps = Integer.parseInt(args[++i]);
+                case "--e2e-messages" -> e2e = Integer.parseInt(args[++i]);
+                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "run-");
+        new SideBySide(new Options(root, work, records, 1024, reps, e2e)).run();
+    }
+
+    void run() throws Exception {
+        List<String> systems = List.of("kaas", "apache", "apache-fsync");
+        System.out.printf("side-by-side: %d records x %d B, %d repetitions, work dir %s%n", opts.records(), opts.recordSize(), opts.reps(), opts.work());
+        for (int rep = 0; rep < opts.reps(); rep++) {
+            List<String> order = new ArrayList<>(systems);
+            if (rep % 2 == 1) {
+                java.util.Collections.reverse(order);
+            }
+            for (String system : order) {
+                System.out.printf("rep %d: %s%n", rep + 1, system);
+                try (Server s = start(system, rep)) {
+                    record(system, "start-to-first-produce ms", s.startToFirstProduceMs());
+                    createTopic(s, "a", 1);
+                    createTopic(s, "b", 12);
+                    createTopic(s, "c", 1);
+                    createTopic(s, "e", 1);
+                    Result a = producerPerf(s, "a", opts.records(), "all", 1).get(0);
+                    record(system, "(a) acks=all 1p MB/s", a.mbPerSec());
+                    record(system, "(a) acks=all 1p records/s", a.recordsPerSec());
+                    record(system, "(a) p50 ms", a.p50Ms());
+                    record(system, "(a) p99 ms", a.p99Ms());
+                    List<Result> b = producerPerf(s, "b", opts.records() / 4, "all", 4);
+                    record(system, "(b) acks=all 12p x4 MB/s", b.stream().mapToDouble(Result::mbPerSec).sum());
+                    record(system, "(b) acks=all 12p x4 records/s", b.stream().mapToDouble(Result::recordsPerSec).sum());
+                    record(system, "(b) p50 ms", median(b.stream().map(Result::p50Ms).toList()));
+                    record(system, "(b) p99 ms", b.stream().mapToDouble(Result::p99Ms).max().orElse(0));
+                    record(system, "peak RSS MiB (after b)", s.peakRssKb() / 1024.0);
+                    Result c = producerPerf(s, "c", opts.records(), "1", 1).get(0);
+                    record(system, "(c) acks=1 MB/s", c.mbPerSec());
+                    record(system, "(c) p99 ms", c.p99Ms());
+                    Result d = consumerPerf(s, "a", opts.records());
+                    record(system, "(d) consume MB/s", d.mbPerSec());
+                    record(system, "(d) consume records/s", d.recordsPerSec());
+                    Result e = endToEnd(s, "e");
+                    record(system, "(e) e2e p50 ms", e.p50Ms());
+                    record(system, "(e) e2e p99 ms", e.p99Ms());
+                }
+            }
+        }
+        printTable();
+    }
+
+    void record(String system, String metric, double value) {
+        samples.computeIfAbsent(metric, k -> new LinkedHashMap<>()).computeIfAbsent(system, k -> new ArrayList<>()).add(value);
+        System.out.printf("  %-32s %-13s %10.2f%n", metric, system, value);
+    }
+
+    void printTable() {
+        StringBuilder t = new StringBuilder();
+        t.append(String.format("%n%s, %d records x %d B, %d reps (medians)%n", LocalDateTime.now().withNano(0), opts.records(), opts.recordSize(), opts.reps()));
+        t.append(String.format("| %-32s | %12s | %12s | %12s | %14s | %14s |%n", "metric", "kaas", "apache", "apache-fsync", "kaas/apache", "kaas/ap-fsync"));
+        t.append("|---|---|---|---|---|---|\n");
+        for (var e : samples.entrySet()) {
+            double k = median(e.getValue().getOrDefault("kaas", List.of()));
+            double a = median(e.getValue().getOrDefault("apache", List.of()));
+            double f = median(e.getValue().getOrDefault("apache-fsync", List.of()));
+            t.append(String.format("| %-32s | %12.2f | %12.2f | %12.2f | %14s | %14s |%n", e.getKey(), k, a, f, ratio(k, a), ratio(k, f)));
+        }
+        System.out.print(t);
+        try {
+            Files.writeString(opts.work().resolve("results.md"), t.toString());
+            System.out.println("table written to " + opts.work().resolve("results.md"));
+        } catch (IOException ignored) {
+            // The table is on stdout anyway.
+        }
+    }
+
+    static String ratio(double a, double b) {
+        return b == 0 || Double.isNaN(a) || Double.isNaN(b) ? "-" : String.format("%.2fx", a / b);
+    }
+
+    static double median(List<Double> xs) {
+        if (xs.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> s = xs.stream().sorted().toList();
+        int n = s.size();
+        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+    }
+
+    // ------------------------------------------------------------------ servers
+
+    Server start(String system, int rep) throws Exception {
+        Path dir = opts.work().resolve(system + "-" + rep);
+        Files.createDirectories(dir);
+        return system.equals("kaas") ? startKaas(dir) : startApache(dir, system.equals("apache-fsync"));
+    }
+
+    Server startKaas(Path dir) throws Exception {
+        int port = freePort();
+        int grpc = freePort();
+        long t0 = System.nanoTime();
+        Path root = opts.root();
+        Process controller = launch(dir.resolve("controller.log"), List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+                "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc, "-jar",
+                root.resolve("kaas-controller/target/quarkus-app/quarkus-run.jar").toString()));
+        Process broker = launch(dir.resolve("broker.log"), List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+                "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.clients.controller.port=" + grpc,
+                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port,
+                "-jar", root.resolve("kaas-broker/target/quarkus-app/quarkus-run.jar").toString()));
+        long ms = firstProduce(port, t0, List.of(controller, broker));
+        return new Server("kaas", List.of(controller, broker), port, ms);
+    }
+
+    Server startApache(Path dir, boolean fsync) throws Exception {
+        int port = freePort();
+        int cport = freePort();
+        Path props = dir.resolve("server.properties");
+        String config = String.join("\n",
+                "process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:" + cport,
+                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + cport,
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port, "controller.listener.names=CONTROLLER",
+                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", "log.dirs=" + dir.resolve("data"),
+                "num.partitions=1", "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1", fsync ? "log.flush.interval.messages=1" : "") + "\n";
+        Files.writeString(props, config);
+        Process format = new ProcessBuilder(JAVA.toString(), "-cp", toolsClasspath, "kafka.tools.StorageTool", "format", "-t",
+                Uuid.randomUuid().toString(), "-c", props.toString()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("format.log").toFile()).start();
+        if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
+            throw new IllegalStateException("kafka-storage format failed: " + Files.readString(dir.resolve("format.log")));
+        }
+        long t0 = System.nanoTime();
+        // The distribution's kafka-server-start.sh defaults: 1 GiB heap, G1 with its pause targets.
+        Process kafka = launch(dir.resolve("kafka.log"), List.of("-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+                "-Dlog4j.configuration=file:" + writeLog4j(dir), "-cp", toolsClasspath, "kafka.Kafka", props.toString()));
+        long ms = firstProduce(port, t0, List.of(kafka));
+        return new Server(fsync ? "apache-fsync" : "apache", List.of(kafka), port, ms);
+    }
+
+    static String writeLog4j(Path dir) throws IOException {
+        Path f = dir.resolve("log4j.properties");
+        Files.writeString(f, "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+                + "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n");
+        return f.toString();
+    }
+
+    Process launch(Path log, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(JAVA.toString());
+        cmd.addAll(args);
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** Milliseconds from process launch to the first acknowledged acks=all produce. */
+    static long firstProduce(int port, long t0, List<Process> processes) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", "127.0.0.1:" + port);
+        p.put("max.block.ms", "500");
+        p.put("delivery.timeout.ms", "1500");
+        p.put("request.timeout.ms", "1000");
+        p.put("reconnect.backoff.ms", "20");
+        p.put("retry.backoff.ms", "20");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline) {
+            for (Process pr : processes) {
+                if (!pr.isAlive()) {
+                    throw new IllegalStateException("server exited during start-up");
+                }
+            }
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+                producer.send(new ProducerRecord<>("warmup", new byte[] {1})).get(2, TimeUnit.SECONDS);
+                return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            } catch (Exception notYet) {
+                Thread.sleep(20);
+            }
+        }
+        throw new IllegalStateException("no successful produce within 120 s");
+    }
+
+    static void createTopic(Server s, String name, int partitions) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", s.bootstrap());
+        try (Admin admin = Admin.create(p)) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    // ------------------------------------------------------------------ workloads
+
+    static final Pattern PRODUCER = Pattern.compile(
+            "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, (\\d+) ms 50th, \\d+ ms 95th, (\\d+) ms 99th");
+
+    List<Result> producerPerf(Server s, String topic, int records, String acks, int processes) throws Exception {
+        List<Process> running = new ArrayList<>();
+        List<Path> outs = new ArrayList<>();
+        for (int i = 0; i < processes; i++) {
+            Path out = opts.work().resolve("producer-" + s.name() + "-" + topic + "-" + i + "-" + System.nanoTime() + ".log");
+            outs.add(out);
+            running.add(new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.ProducerPerformance",
+                    "--topic", topic, "--num-records", Integer.toString(records), "--record-size", Integer.toString(opts.recordSize()),
+                    "--throughput", "-1", "--producer-props", "bootstrap.servers=" + s.bootstrap(), "acks=" + acks,
+                    "enable.idempotence=" + acks.equals("all"), "batch.size=65536", "linger.ms=5")
+                    .redirectErrorStream(true).redirectOutput(out.toFile()).start());
+        }
+        List<Result> results = new ArrayList<>();
+        for (int i = 0; i < processes; i++) {
+            if (!running.get(i).waitFor(30, TimeUnit.MINUTES)) {
+                running.get(i).destroyForcibly();
+                throw new IllegalStateException("producer-perf-test did not finish");
+            }
+            String text = Files.readString(outs.get(i));
+            Matcher m = PRODUCER.matcher(text);
+            String last = null;
+            while (m.find()) {
+                last = m.group();
+            }
+            if (last == null) {
+                throw new IllegalStateException("no summary from producer-perf-test: " + text);
+            }
+            m = PRODUCER.matcher(last);
+            m.find();
+            results.add(new Result(Double.parseDouble(m.group(3)), Double.parseDouble(m.group(2)), Double.parseDouble(m.group(4)),
+                    Double.parseDouble(m.group(5))));
+        }
+        return results;
+    }
+
+    Result consumerPerf(Server s, String topic, int records) throws Exception {
+        Path out = opts.work().resolve("consumer-" + s.name() + "-" + System.nanoTime() + ".log");
+        Process p = new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.ConsumerPerformance",
+                "--bootstrap-server", s.bootstrap(), "--topic", topic, "--messages", Integer.toString(records), "--timeout", "60000")
+                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!p.waitFor(30, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("consumer-perf-test did not finish");
+        }
+        // CSV: start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
+        for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+            String[] f = line.split(",\\s*");
+            if (f.length >= 10 && f[2].matches("[\\d.]+")) {
+                return new Result(Double.parseDouble(f[8]), Double.parseDouble(f[9]), Double.NaN, Double.NaN);
+            }
+        }
+        throw new IllegalStateException("no summary from consumer-perf-test: " + Files.readString(out));
+    }
+
+    static final Pattern E2E = Pattern.compile("Percentiles: 50th = (\\d+), 99th = (\\d+), 99.9th = (\\d+)");
+
+    Result endToEnd(Server s, String topic) throws Exception {
+        Path out = opts.work().resolve("e2e-" + s.name() + "-" + System.nanoTime() + ".log");
+        Process p = new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.EndToEndLatency",
+                s.bootstrap(), topic, Integer.toString(opts.e2eMessages()), "all", Integer.toString(opts.recordSize()))
+                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!p.waitFor(30, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("end-to-end latency did not finish");
+        }
+        Matcher m = E2E.matcher(Files.readString(out));
+        if (!m.find()) {
+            throw new IllegalStateException("no percentiles from kafka-e2e-latency: " + Files.readString(out));
+        }
+        return new Result(Double.NaN, Double.NaN, Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)));
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+
+}
