@@ -39,11 +39,10 @@ import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.ProduceResponse;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Every served API at every advertised version, with a realistic request, against the real
@@ -53,26 +52,19 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class ApiVersionMatrixIT {
-    @TempDir
-    static Path tmp;
+    /** No initial rebalance delay: every JoinGroup version starts a fresh group. */
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.group.initial-rebalance-delay", "0s"));
 
     static KaasCluster cluster;
     static Uuid topicId;
 
     @BeforeAll
     static void up() throws Exception {
-        // No initial rebalance delay: every JoinGroup version starts a fresh group.
-        cluster = KaasCluster.start(tmp.resolve("data"), Map.of("kaas.group.initial-rebalance-delay", "0s"));
+        cluster = kaas.cluster();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("matrix", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             topicId = admin.describeTopics(List.of("matrix")).allTopicNames().get(30, TimeUnit.SECONDS).get("matrix").topicId();
-        }
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

@@ -29,12 +29,11 @@ import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bad input gets Apache's answer or a clean close, nothing is written, and the broker keeps
@@ -42,23 +41,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class BadInputIT {
-    @TempDir
-    static Path tmp;
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
 
     static KaasCluster cluster;
 
     @BeforeAll
     static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"));
+        cluster = kaas.cluster();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("victim", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

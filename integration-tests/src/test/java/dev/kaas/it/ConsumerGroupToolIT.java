@@ -22,10 +22,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code kafka-consumer-groups.sh} (Apache 3.7.2) with every action and reset selector. */
@@ -34,12 +34,15 @@ class ConsumerGroupToolIT {
     @TempDir
     static Path tmp;
 
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
+
     static KaasCluster cluster;
     static long midTimestamp;
 
     @BeforeAll
     static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"));
+        cluster = kaas.cluster();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("cg", 2, (short) 1), new NewTopic("cg2", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
@@ -56,13 +59,6 @@ class ConsumerGroupToolIT {
             admin.alterConsumerGroupOffsets("tool", Map.of(new TopicPartition("cg", 0), new OffsetAndMetadata(10),
                     new TopicPartition("cg", 1), new OffsetAndMetadata(20), new TopicPartition("cg2", 0), new OffsetAndMetadata(30)))
                     .all().get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

@@ -30,10 +30,10 @@ import org.apache.kafka.common.ConsumerGroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Kafka 3.7.2 consumers in groups against a real standalone kaas. */
@@ -42,18 +42,14 @@ class ConsumerGroupsIT {
     @TempDir
     static Path tmp;
 
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
+
     static KaasCluster cluster;
 
     @BeforeAll
-    static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"));
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void up() {
+        cluster = kaas.cluster();
     }
 
     static void createTopic(String name, int partitions) throws Exception {

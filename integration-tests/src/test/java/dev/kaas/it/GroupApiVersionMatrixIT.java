@@ -43,20 +43,21 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Every group API at every advertised version, with realistic requests, against the real broker. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class GroupApiVersionMatrixIT {
-    @TempDir
-    static Path tmp;
+    /** No initial rebalance delay: every JoinGroup version starts a fresh group. */
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.group.initial-rebalance-delay", "0s"));
 
     static KaasCluster cluster;
     static RawClient client;
 
     @BeforeAll
     static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"), Map.of("kaas.group.initial-rebalance-delay", "0s"));
+        cluster = kaas.cluster();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("gm", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
@@ -67,9 +68,6 @@ class GroupApiVersionMatrixIT {
     static void down() throws Exception {
         if (client != null) {
             client.close();
-        }
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

@@ -29,32 +29,24 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The Java 3.7.2 clients with default settings against a real standalone kaas. */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ProduceConsumeIT {
-    @TempDir
-    static Path tmp;
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
 
     static KaasCluster cluster;
 
     @BeforeAll
-    static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"));
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void up() {
+        cluster = kaas.cluster();
     }
 
     static KafkaProducer<byte[], byte[]> producer(Map<String, Object> extra) {

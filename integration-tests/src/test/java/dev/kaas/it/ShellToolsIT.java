@@ -6,30 +6,22 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The unchanged Apache Kafka 3.7.2 shell tools against a real standalone kaas. */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ShellToolsIT {
-    @TempDir
-    static Path tmp;
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
 
     static KaasCluster cluster;
 
     @BeforeAll
-    static void up() throws Exception {
-        cluster = KaasCluster.start(tmp.resolve("data"));
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void up() {
+        cluster = kaas.cluster();
     }
 
     static ShellTools.Result topics(String... args) throws Exception {

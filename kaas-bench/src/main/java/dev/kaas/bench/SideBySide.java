@@ -137,6 +137,8 @@ public final class SideBySide {
                     record(system, "(e) e2e p50 ms", e.p50Ms());
                     record(system, "(e) e2e p99 ms", e.p99Ms());
                 }
+                // Gigabytes per system and repetition: free them before the next one (logs stay).
+                deleteTree(opts.work().resolve(system + "-" + rep).resolve("data"));
             }
         }
         printTable();
@@ -354,6 +356,17 @@ public final class SideBySide {
             throw new IllegalStateException("no percentiles from kafka-e2e-latency: " + Files.readString(out));
         }
         return new Result(Double.NaN, Double.NaN, Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)));
+    }
+
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     static int freePort() throws IOException {

@@ -128,11 +128,10 @@ public class AssignmentApplier {
             } else {
                 log.abandon();
                 AtomicFiles.deleteTree(log.directory());
-                var topicDir = log.directory().getParent();
-                try (var rest = java.nio.file.Files.list(topicDir)) {
-                    if (rest.findAny().isEmpty()) {
-                        java.nio.file.Files.deleteIfExists(topicDir);
-                    }
+                try {
+                    java.nio.file.Files.deleteIfExists(log.directory().getParent());
+                } catch (java.nio.file.DirectoryNotEmptyException othersRemain) {
+                    // Another partition of the topic is still being removed; the last one takes the directory.
                 }
                 LOG.infof("partition deleted partition=%s topicId=%s", tp, log.topicId());
             }

@@ -618,6 +618,7 @@ public final class GroupShard {
             if (group.pendingMembers.remove(memberId)) {
                 LOG.infof("group=%s pending member %s expired", group.groupId, memberId);
                 checkJoinComplete(group);
+                maybeDropEmpty(group);
             }
             return;
         }

@@ -63,9 +63,6 @@ final class BatchHeader {
         return b.getInt(at + 53);
     }
 
-    static int recordsCount(ByteBuffer b, int at) {
-        return b.getInt(at + 57);
-    }
 
     static short attributes(ByteBuffer b, int at) {
         return b.getShort(at + ATTRIBUTES_OFFSET);
@@ -75,9 +72,6 @@ final class BatchHeader {
         return (attributes(b, at) & 0x20) != 0;
     }
 
-    static boolean isTransactional(ByteBuffer b, int at) {
-        return (attributes(b, at) & 0x10) != 0;
-    }
 
     /** True when the stored CRC matches the bytes from attributes to the end of the batch. */
     static boolean crcValid(ByteBuffer b, int at, int totalSize) {

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * position), both sparse and rebuildable.
  *
  * <p>Invariants: batches are contiguous from position 0 to {@link #size()}; offsets strictly
- * increase; {@code size()} only grows, except in {@link #truncateTo} during recovery.
+ * increase; {@code size()} only grows, except when recovery cuts off a torn tail.
  *
  * <p>Threading: appends from the partition's serial executor only; reads use positional reads
  * and may run concurrently on any worker.
@@ -36,7 +36,6 @@ final class LogSegment implements AutoCloseable {
     private volatile int size;
     private volatile long nextOffset;
     private volatile long maxTimestamp = -1;
-    private volatile long offsetOfMaxTimestamp = -1;
     private int bytesSinceIndexEntry;
     private int indexIntervalBytes = 4096;
     private long firstAppendMs = -1;
@@ -79,7 +78,7 @@ final class LogSegment implements AutoCloseable {
      * bytes (they are below the recovery checkpoint) and loads the indexes, rebuilding any that
      * disagree with the log.
      */
-    static LogSegment open(Path log, boolean recover, int indexIntervalBytes, RecoveryListener listener) throws IOException {
+    static LogSegment open(Path log, boolean recover, int indexIntervalBytes) throws IOException {
         long[] parsed = parseName(log.getFileName().toString());
         if (parsed == null) {
             throw new IOException("not a segment file: " + log);
@@ -93,7 +92,7 @@ final class LogSegment implements AutoCloseable {
             s.timeIndex = OffsetIndex.load(s.timeIndexFile(), fileSize, Long.MIN_VALUE);
         }
         if (recover || s.offsetIndex == null || s.timeIndex == null) {
-            s.rebuild(fileSize, listener);
+            s.rebuild(fileSize);
         } else {
             s.size = fileSize;
             s.scanTailOffsets();
@@ -101,15 +100,10 @@ final class LogSegment implements AutoCloseable {
         return s;
     }
 
-    /** What recovery reports per valid batch, so the partition can rebuild producer state. */
-    interface RecoveryListener {
-        void onBatch(ByteBuffer buffer, int at, long position);
-    }
-
     /** Largest batch recovery accepts: no valid batch exceeds a request, and a garbage length must not allocate gigabytes. */
     static final int MAX_BATCH_BYTES = 128 * 1024 * 1024;
 
-    private void rebuild(int fileSize, RecoveryListener listener) throws IOException {
+    private void rebuild(int fileSize) throws IOException {
         if (offsetIndex != null) {
             offsetIndex.close();
         }
@@ -153,9 +147,6 @@ final class LogSegment implements AutoCloseable {
                 break;
             }
             indexBatch(buf, at, pos, total);
-            if (listener != null) {
-                listener.onBatch(buf, at, pos);
-            }
             expected = BatchHeader.lastOffset(buf, at) + 1;
             nextOffset = expected;
             pos += total;
@@ -207,7 +198,6 @@ final class LogSegment implements AutoCloseable {
             readFully(header, tpos);
             header.flip();
             maxTimestamp = BatchHeader.maxTimestamp(header, 0);
-            offsetOfMaxTimestamp = BatchHeader.lastOffset(header, 0);
         }
     }
 
@@ -246,7 +236,6 @@ final class LogSegment implements AutoCloseable {
         long ts = BatchHeader.maxTimestamp(b, at);
         if (ts > maxTimestamp) {
             maxTimestamp = ts;
-            offsetOfMaxTimestamp = BatchHeader.lastOffset(b, at);
             timeIndex.add(ts, position);
         }
     }
@@ -287,10 +276,6 @@ final class LogSegment implements AutoCloseable {
         channel.force(false);
     }
 
-    void truncateTo(int position) throws IOException {
-        channel.truncate(position);
-        size = position;
-    }
 
     Path indexFile() {
         return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".index"));
@@ -325,17 +310,11 @@ final class LogSegment implements AutoCloseable {
         return maxTimestamp;
     }
 
-    long offsetOfMaxTimestamp() {
-        return offsetOfMaxTimestamp;
-    }
 
     long firstAppendMs() {
         return firstAppendMs;
     }
 
-    void firstAppendMs(long ms) {
-        firstAppendMs = ms;
-    }
 
     boolean isEmpty() {
         return size == 0;

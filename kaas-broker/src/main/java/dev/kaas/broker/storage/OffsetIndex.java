@@ -140,15 +140,7 @@ final class OffsetIndex implements AutoCloseable {
         return size;
     }
 
-    long lastKey() {
-        int n = size;
-        return n == 0 ? Long.MIN_VALUE : entries.keys()[n - 1];
-    }
 
-    void delete() throws IOException {
-        close();
-        Files.deleteIfExists(file);
-    }
 
     @Override
     public void close() throws IOException {

@@ -161,7 +161,7 @@ public final class PartitionLog {
             }
             long nextBase = i + 1 < files.size() ? LogSegment.parseName(files.get(i + 1).getFileName().toString())[1] : Long.MAX_VALUE;
             boolean mustScan = nextBase > checkpoint;
-            LogSegment s = LogSegment.open(files.get(i), mustScan, config.indexIntervalBytes(), null);
+            LogSegment s = LogSegment.open(files.get(i), mustScan, config.indexIntervalBytes());
             if (mustScan) {
                 recovered++;
             }
@@ -596,22 +596,10 @@ public final class PartitionLog {
         return Optional.empty();
     }
 
-    /** KIP-734: the record with the largest timestamp (earliest such offset), if any. */
+    /** KIP-734: the first record carrying the largest timestamp, if any. */
     public Optional<TimestampAndOffset> maxTimestamp() throws IOException {
-        long best = -1;
-        long bestOffset = -1;
-        for (LogSegment s : segments.values()) {
-            if (s.maxTimestamp() > best) {
-                best = s.maxTimestamp();
-                bestOffset = s.offsetOfMaxTimestamp();
-            }
-        }
-        if (bestOffset < 0) {
-            return Optional.empty();
-        }
-        // The segment tracks the batch's last offset; the exact record is found by timestamp.
-        return offsetForTimestamp(best, Long.MAX_VALUE).or(() -> Optional.of(new TimestampAndOffset(-1, -1, -1)))
-                .filter(t -> t.offset() >= 0);
+        long best = segments.values().stream().mapToLong(LogSegment::maxTimestamp).max().orElse(-1);
+        return best < 0 ? Optional.empty() : offsetForTimestamp(best, Long.MAX_VALUE);
     }
 
     /** Leader epoch a record at {@code offset} was written under, from the segment names (the epoch history). */
