@@ -36,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class SideBySide {
     static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
 
-    record Options(Path root, Path work, int records, int recordSize, int reps, int e2eMessages) {
+    record Options(Path root, Path work, int records, int recordSize, int reps, int e2eMessages, List<String> systems) {
     }
 
     record Server(String name, List<Process> processes, int port, long startToFirstProduceMs) implements AutoCloseable {
@@ -87,21 +87,23 @@ public final class SideBySide {
         int records = 1_000_000;
         int reps = 3;
         int e2e = 5_000;
+        List<String> systems = List.of("kaas", "apache", "apache-fsync");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[++i]);
                 case "--reps" -> reps = Integer.parseInt(args[++i]);
                 case "--e2e-messages" -> e2e = Integer.parseInt(args[++i]);
                 case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
+                case "--systems" -> systems = List.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "run-");
-        new SideBySide(new Options(root, work, records, 1024, reps, e2e)).run();
+        new SideBySide(new Options(root, work, records, 1024, reps, e2e, systems)).run();
     }
 
     void run() throws Exception {
-        List<String> systems = List.of("kaas", "apache", "apache-fsync");
+        List<String> systems = opts.systems();
         System.out.printf("side-by-side: %d records x %d B, %d repetitions, work dir %s%n", opts.records(), opts.recordSize(), opts.reps(), opts.work());
         for (int rep = 0; rep < opts.reps(); rep++) {
             List<String> order = new ArrayList<>(systems);
@@ -195,13 +197,14 @@ public final class SideBySide {
         int grpc = freePort();
         long t0 = System.nanoTime();
         Path root = opts.root();
-        Process controller = launch(dir.resolve("controller.log"), List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
-                "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc, "-jar",
-                root.resolve("kaas-controller/target/quarkus-app/quarkus-run.jar").toString()));
-        Process broker = launch(dir.resolve("broker.log"), List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+        // As ./kaas starts them: from the app directory, with the AppCDS archive the build made.
+        Process controller = launchApp(root.resolve("kaas-controller/target/quarkus-app"), dir.resolve("controller.log"),
+                List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+                "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
+        Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
+                List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.clients.controller.port=" + grpc,
-                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port,
-                "-jar", root.resolve("kaas-broker/target/quarkus-app/quarkus-run.jar").toString()));
+                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port));
         long ms = firstProduce(port, t0, List.of(controller, broker));
         return new Server("kaas", List.of(controller, broker), port, ms);
     }
@@ -238,6 +241,18 @@ public final class SideBySide {
         Files.writeString(f, "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
                 + "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n");
         return f.toString();
+    }
+
+    Process launchApp(Path appDir, Path log, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(JAVA.toString());
+        if (Files.exists(appDir.resolve("app-cds.jsa"))) {
+            cmd.add("-XX:SharedArchiveFile=app-cds.jsa");
+        }
+        cmd.addAll(args);
+        cmd.add("-jar");
+        cmd.add("quarkus-run.jar");
+        return new ProcessBuilder(cmd).directory(appDir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
     Process launch(Path log, List<String> args) throws IOException {

@@ -55,6 +55,10 @@ public class ControllerSession {
     });
     private StreamObserver<BrokerReport> out;
     private int generation;
+    /** Reconnect back-off: short at first (the controller may just be starting), doubling to a second. */
+    private volatile long backoffMs = INITIAL_BACKOFF_MS;
+    private static final long INITIAL_BACKOFF_MS = 50;
+    private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
 
     void onStart(@Observes StartupEvent ev) {
@@ -87,6 +91,7 @@ public class ControllerSession {
             out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
                 @Override
                 public void onNext(ControllerCommand command) {
+                    backoffMs = INITIAL_BACKOFF_MS;
                     if (command.hasAssignment()) {
                         try {
                             applier.submit(Json.read(command.getAssignment().getJson(), Assignment.class));
@@ -129,7 +134,9 @@ public class ControllerSession {
             }
             view.connected(false);
             out = null;
-            thread.schedule(this::connect, 1, TimeUnit.SECONDS);
+            long delay = backoffMs;
+            backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+            thread.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
         });
     }
 

@@ -65,7 +65,13 @@ public class ControllerRuntime {
             return t;
         });
         long renewEvery = Math.max(100, config.controller().leaseDuration().toMillis() / 3);
-        loop.scheduleWithFixedDelay(this::renewLease, 0, renewEvery, TimeUnit.MILLISECONDS);
+        // Take the lease before start-up completes, so the first broker registration finds a leader.
+        try {
+            loop.submit(this::renewLease).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warnf("first lease attempt did not complete: %s", e.toString());
+        }
+        loop.scheduleWithFixedDelay(this::renewLease, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
         loop.scheduleWithFixedDelay(() -> guarded("tick", core::tick), 500, 500, TimeUnit.MILLISECONDS);
         LOG.infof("controller starting holder=%s data=%s", holder, data);
     }
