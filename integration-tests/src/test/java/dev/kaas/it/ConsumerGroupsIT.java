@@ -300,6 +300,24 @@ class ConsumerGroupsIT {
     }
 
     @Test
+    void deletingATopicDropsItsCommittedOffsets() throws Exception {
+        createTopic("short-lived", 1);
+        createTopic("long-lived", 1);
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.alterConsumerGroupOffsets("g-delete", Map.of(new TopicPartition("short-lived", 0), new OffsetAndMetadata(5),
+                    new TopicPartition("long-lived", 0), new OffsetAndMetadata(6))).all().get(30, TimeUnit.SECONDS);
+            admin.deleteTopics(List.of("short-lived")).all().get(30, TimeUnit.SECONDS);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Map<TopicPartition, Long> offsets = committed("g-delete");
+        while (offsets.containsKey(new TopicPartition("short-lived", 0)) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            offsets = committed("g-delete");
+        }
+        assertThat(offsets).containsOnlyKeys(new TopicPartition("long-lived", 0));
+    }
+
+    @Test
     void hostileGroupIdsStayInsideTheDataDirectory() throws Exception {
         createTopic("hostile", 1);
         // 32767 bytes is the longest string the protocol can carry (a 32 KiB id cannot leave the client).

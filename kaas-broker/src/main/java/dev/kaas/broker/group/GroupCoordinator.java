@@ -44,6 +44,8 @@ public class GroupCoordinator {
         return t;
     });
     private final Map<Integer, SlotRuntime> slots = new ConcurrentHashMap<>();
+    /** Topic ids of the previous assignment, to see which topics a new one deleted. Touched only by the applier thread. */
+    private Map<String, String> knownTopics = Map.of();
 
     private final class SlotRuntime implements Scheduler {
         final int slot;
@@ -109,6 +111,30 @@ public class GroupCoordinator {
                 SlotRuntime r = new SlotRuntime(s.slot(), s.epoch());
                 slots.put(s.slot(), r);
                 r.executor.execute(() -> acquire(r));
+            }
+        }
+        Map<String, String> now = new java.util.HashMap<>();
+        a.topics().forEach(t -> now.put(t.topic().topicId(), t.topic().name()));
+        java.util.Set<String> deleted = new java.util.HashSet<>();
+        knownTopics.forEach((id, name) -> {
+            if (!now.containsKey(id) && !now.containsValue(name)) {
+                deleted.add(name);
+            }
+        });
+        knownTopics = now;
+        if (!deleted.isEmpty()) {
+            for (SlotRuntime r : slots.values()) {
+                r.executor.execute(() -> {
+                    GroupShard shard = r.shard;
+                    if (shard == null) {
+                        return;
+                    }
+                    try {
+                        shard.removeOffsetsOfTopics(deleted);
+                    } catch (Exception e) {
+                        LOG.warnf("could not drop offsets of deleted topics %s slot=%d: %s", deleted, r.slot, e.getMessage());
+                    }
+                });
             }
         }
     }

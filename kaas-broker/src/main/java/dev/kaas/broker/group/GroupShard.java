@@ -834,6 +834,23 @@ public final class GroupShard {
         }
     }
 
+    /**
+     * Deleted topics: their committed offsets go at once, as Apache's coordinator drops them when
+     * partitions are deleted. A later topic of the same name starts without stale offsets.
+     */
+    public void removeOffsetsOfTopics(Set<String> deletedTopics) throws IOException {
+        for (ClassicGroup group : List.copyOf(groups.values())) {
+            if (group.offsets.keySet().stream().noneMatch(tp -> deletedTopics.contains(tp.topic()))) {
+                continue;
+            }
+            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>(group.offsets);
+            keep.keySet().removeIf(tp -> deletedTopics.contains(tp.topic()));
+            saveOrDelete(group, keep);
+            group.offsets.keySet().retainAll(keep.keySet());
+            maybeDropEmpty(group);
+        }
+    }
+
     private void scheduleExpiry() {
         scheduler.schedule("expire-offsets", config.offsetsRetentionCheckIntervalMs(), () -> {
             try {

@@ -451,6 +451,20 @@ class GroupShardTest {
     }
 
     @Test
+    void offsetsOfADeletedTopicAreDroppedAndAGroupLeftWithoutOffsetsIsGone() throws Exception {
+        var kept = new TopicPartition("t1", 0);
+        var gone = new TopicPartition("t2", 0);
+        shard.commit("a", "", null, -1, List.of(new GroupShard.OffsetToCommit(kept, 1, -1, ""),
+                new GroupShard.OffsetToCommit(gone, 2, -1, "")), -1);
+        shard.commit("b", "", null, -1, List.of(new GroupShard.OffsetToCommit(gone, 3, -1, "")), -1);
+        shard.removeOffsetsOfTopics(Set.of("t2"));
+        assertThat(shard.fetch("a", null)).containsOnlyKeys(kept);
+        assertThat(store.groups.get("a").offsets()).containsOnlyKeys(kept);
+        assertThat(shard.describe("b").state()).isEqualTo(GroupState.DEAD);
+        assertThat(store.groups).doesNotContainKey("b");
+    }
+
+    @Test
     void illegalTransitionsAreBugsNotNoOps() {
         ClassicGroup g = new ClassicGroup("x", GroupState.EMPTY, 0);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> g.transitionTo(GroupState.STABLE, 0))
