@@ -27,6 +27,7 @@ import org.apache.kafka.common.message.FetchResponseData.PartitionData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.BaseRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FetchRequest;
@@ -195,10 +196,17 @@ public class FetchHandler implements ApiHandler {
                     }
                     tps.add(tp);
                     int limit = Math.min(fp.partitionMaxBytes(), Math.max(0, budget - total));
-                    MemoryRecords records = limit <= 0 && total > 0 ? MemoryRecords.EMPTY
-                            : log.read(fp.fetchOffset(), limit, total == 0, hw);
-                    byte magic = MessageFormats.magicForFetchVersion(version);
-                    pd.setErrorCode(Errors.NONE.code()).setRecords(MessageFormats.downConvert(records, magic, fp.fetchOffset()));
+                    BaseRecords records;
+                    if (limit <= 0 && total > 0) {
+                        records = MemoryRecords.EMPTY;
+                    } else if (version >= 4) {
+                        // Clients of v4+ read the stored v2 batches as they are: send them from the file.
+                        records = log.readSlice(fp.fetchOffset(), limit, total == 0, hw);
+                    } else {
+                        byte magic = MessageFormats.magicForFetchVersion(version);
+                        records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, hw), magic, fp.fetchOffset());
+                    }
+                    pd.setErrorCode(Errors.NONE.code()).setRecords(records);
                     total += records.sizeInBytes();
                 }
             }

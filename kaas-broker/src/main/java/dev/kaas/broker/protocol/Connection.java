@@ -1,9 +1,12 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.storage.FileSlice;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultFileRegion;
 import io.vertx.core.Context;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.impl.NetSocketInternal;
 import io.vertx.core.parsetools.RecordParser;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -194,7 +197,14 @@ final class Connection {
                 continue;
             }
             try {
-                socket.write(Buffer.buffer(Unpooled.wrappedBuffer(encode(p))));
+                for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
+                    if (part instanceof FileSlice slice) {
+                        // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the buffers around it.
+                        ((NetSocketInternal) socket).writeMessage(new SegmentRegion(slice));
+                    } else {
+                        socket.write(Buffer.buffer(Unpooled.wrappedBuffer((ByteBuffer) part)));
+                    }
+                }
             } catch (RuntimeException e) {
                 LOG.errorf(e, "could not encode response api=%s version=%d", p.header.apiKey(), p.responseVersion);
                 close();
@@ -204,8 +214,16 @@ final class Connection {
         maybeResume();
     }
 
-    private ByteBuffer encode(Pending p) {
-        return Frames.encodeResponse(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response);
+    /** A file region over a segment's channel that must not close it: the segment owns the channel. */
+    private static final class SegmentRegion extends DefaultFileRegion {
+        SegmentRegion(FileSlice slice) {
+            super(slice.channel(), slice.position(), slice.size());
+        }
+
+        @Override
+        protected void deallocate() {
+            // The segment closes its channel when the partition closes.
+        }
     }
 
     private void maybeResume() {

@@ -272,6 +272,10 @@ final class LogSegment implements AutoCloseable {
         }
     }
 
+    FileChannel channel() {
+        return channel;
+    }
+
     void flush() throws IOException {
         channel.force(false);
     }

@@ -23,6 +23,7 @@ import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
+import org.apache.kafka.common.record.BaseRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
@@ -558,6 +559,51 @@ public final class PartitionLog {
         }
         chunk.limit(pos);
         return MemoryRecords.readableRecords(chunk.slice());
+    }
+
+    /**
+     * As {@link #read}, but answers with the region of the segment file instead of a copy, for a
+     * zero-copy send. Only batch headers are read (one positional read each) to find where the
+     * region ends: below {@code maxOffset}, within {@code maxBytes} (the first batch whole when
+     * {@code minOneBatch}).
+     */
+    public BaseRecords readSlice(long offset, int maxBytes, boolean minOneBatch, long maxOffset) throws IOException {
+        if (offset >= maxOffset) {
+            return MemoryRecords.EMPTY;
+        }
+        Map.Entry<Long, LogSegment> e = segments.floorEntry(offset);
+        if (e == null) {
+            e = segments.firstEntry();
+        }
+        ByteBuffer header = ByteBuffer.allocate(27);
+        while (e != null) {
+            LogSegment s = e.getValue();
+            int limit = s.size();
+            int start = s.positionOf(offset, limit);
+            if (start < limit) {
+                int end = start;
+                while (end + BatchHeader.SIZE <= limit) {
+                    header.clear();
+                    s.readFully(header, end);
+                    header.flip();
+                    int total = BatchHeader.totalSize(header, 0);
+                    if (BatchHeader.lastOffset(header, 0) >= maxOffset) {
+                        break;
+                    }
+                    boolean first = end == start;
+                    if ((long) end - start + total > maxBytes && !(first && minOneBatch)) {
+                        break;
+                    }
+                    end += total;
+                    if (end - start >= maxBytes) {
+                        break;
+                    }
+                }
+                return end == start ? MemoryRecords.EMPTY : new FileSlice(s.channel(), start, end - start);
+            }
+            e = segments.higherEntry(e.getKey());
+        }
+        return MemoryRecords.EMPTY;
     }
 
     /** ListOffsets by timestamp: the first record whose timestamp is {@code >= timestamp}, below {@code maxOffset}. */
