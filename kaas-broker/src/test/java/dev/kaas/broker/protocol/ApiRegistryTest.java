@@ -58,12 +58,12 @@ class ApiRegistryTest {
                 assertThat(frame.hasRemaining()).as("%s v%d request fully consumed", key, v).isFalse();
 
                 ApiMessage response = ApiMessageType.fromApiKey(key.id).newResponse();
-                ByteBuffer out = Frames.encodeResponse(key, v, 42, response);
+                ByteBuffer out = HeapFrames.joined(key, v, 42, response);
                 assertThat(out.getInt()).isEqualTo(out.remaining());
                 AbstractResponse back = AbstractResponse.parseResponse(out, header);
                 assertThat(out.hasRemaining()).as("%s v%d response fully consumed", key, v).isFalse();
                 // Parsing normalises some defaults (JoinGroup's protocol name); after that, encode and parse are inverse.
-                ByteBuffer again = Frames.encodeResponse(key, v, 42, back.data());
+                ByteBuffer again = HeapFrames.joined(key, v, 42, back.data());
                 again.getInt();
                 assertThat(AbstractResponse.parseResponse(again, header).data()).as("%s v%d response", key, v).isEqualTo(back.data());
             }

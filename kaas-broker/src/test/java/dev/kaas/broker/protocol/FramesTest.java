@@ -59,7 +59,7 @@ class FramesTest {
             ch.write(b.buffer().duplicate(), 3);
             FileSlice slice = new FileSlice(ch, 3, b.sizeInBytes());
             for (short v = ApiKeys.FETCH.oldestVersion(); v <= ApiKeys.FETCH.latestVersion(false); v++) {
-                byte[] expected = concat(List.of(Frames.encodeResponse(ApiKeys.FETCH, v, 7, fetch(a, b))));
+                byte[] expected = concat(List.of(HeapFrames.reference(ApiKeys.FETCH, v, 7, fetch(a, b))));
                 List<Object> parts = Frames.encodeResponseParts(ApiKeys.FETCH, v, 7, fetch(a, slice));
                 assertThat(concat(parts)).as("fetch v%d", v).isEqualTo(expected);
                 assertThat(parts).as("records are parts of their own").hasSizeGreaterThanOrEqualTo(3).contains(slice);
