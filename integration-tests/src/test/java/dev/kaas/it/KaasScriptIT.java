@@ -51,7 +51,7 @@ class KaasScriptIT {
         }
     }
 
-    record Run(Process process, LinkedBlockingQueue<String> lines) {
+    record Run(Process process, LinkedBlockingQueue<String> lines, Thread reader) {
         String awaitLine(String contains, long seconds) throws InterruptedException {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             while (System.nanoTime() < deadline) {
@@ -84,12 +84,14 @@ class KaasScriptIT {
         });
         t.setDaemon(true);
         t.start();
-        return new Run(p, lines);
+        return new Run(p, lines, t);
     }
 
     static String runToEnd(String... args) throws Exception {
         Run r = start(args);
         assertThat(r.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        // The reader may still be draining the pipe after the process exits.
+        r.reader().join(10_000);
         StringBuilder out = new StringBuilder();
         r.lines().forEach(l -> out.append(l).append('\n'));
         return out + "exit=" + r.process().exitValue();
