@@ -27,6 +27,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
@@ -177,6 +182,30 @@ class ProduceConsumeIT {
             TopicDescription again = admin.describeTopics(List.of("admin-a")).allTopicNames().get(30, TimeUnit.SECONDS).get("admin-a");
             assertThat(again.topicId()).isNotEqualTo(a.topicId());
             assertThat(again.partitions()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aMetadataRequestThatAutoCreatesATopicAnswersWithItsLeaderInOneRoundTrip() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            MetadataRequestData create = new MetadataRequestData().setAllowAutoTopicCreation(true);
+            create.topics().add(new MetadataRequestData.MetadataRequestTopic().setName("auto-once"));
+            create.topics().add(new MetadataRequestData.MetadataRequestTopic().setName("bad/name"));
+            MetadataResponseData created = ((MetadataResponse) c.send(ApiKeys.METADATA, (short) 12, create)).data();
+            MetadataResponseData.MetadataResponseTopic auto = created.topics().find("auto-once");
+            assertThat(auto.errorCode()).isEqualTo(Errors.NONE.code());
+            assertThat(auto.partitions()).hasSize(1);
+            int leader = auto.partitions().get(0).leaderId();
+            assertThat(created.brokers().find(leader)).isNotNull();
+            assertThat(created.topics().find("bad/name").errorCode()).isEqualTo(Errors.INVALID_TOPIC_EXCEPTION.code());
+
+            MetadataRequestData noCreate = new MetadataRequestData().setAllowAutoTopicCreation(false);
+            noCreate.topics().add(new MetadataRequestData.MetadataRequestTopic().setName("not-auto"));
+            MetadataResponseData unknown = ((MetadataResponse) c.send(ApiKeys.METADATA, (short) 12, noCreate)).data();
+            assertThat(unknown.topics().find("not-auto").errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+        }
+        try (KafkaProducer<byte[], byte[]> producer = producer(Map.of("max.block.ms", "5000"))) {
+            assertThat(producer.send(new ProducerRecord<>("auto-once", "x".getBytes())).get(30, TimeUnit.SECONDS).offset()).isZero();
         }
     }
 

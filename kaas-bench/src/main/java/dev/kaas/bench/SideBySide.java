@@ -44,6 +44,11 @@ public final class SideBySide {
             return "127.0.0.1:" + port;
         }
 
+        /** CPU time (user + system) the server processes have used so far. */
+        long cpuMs() {
+            return processes.stream().mapToLong(SideBySide::cpuMs).sum();
+        }
+
         long peakRssKb() throws IOException {
             long sum = 0;
             for (Process p : processes) {
@@ -72,6 +77,12 @@ public final class SideBySide {
     /** One measurement: throughput and latency as the perf tools report them. */
     record Result(double mbPerSec, double recordsPerSec, double p50Ms, double p99Ms) {
     }
+
+    /** What a workload cost the machine: wall time, and the CPU time of the server and of the client processes. */
+    record Cost(double wallS, double serverCpuS, double clientCpuS) {
+    }
+
+    private Cost lastCost;
 
     private final Options opts;
     private final String toolsClasspath;
@@ -123,11 +134,13 @@ public final class SideBySide {
                     record(system, "(a) acks=all 1p records/s", a.recordsPerSec());
                     record(system, "(a) p50 ms", a.p50Ms());
                     record(system, "(a) p99 ms", a.p99Ms());
+                    recordCost(system, "(a)");
                     List<Result> b = producerPerf(s, "b", opts.records() / 4, "all", 4);
                     record(system, "(b) acks=all 12p x4 MB/s", b.stream().mapToDouble(Result::mbPerSec).sum());
                     record(system, "(b) acks=all 12p x4 records/s", b.stream().mapToDouble(Result::recordsPerSec).sum());
                     record(system, "(b) p50 ms", median(b.stream().map(Result::p50Ms).toList()));
                     record(system, "(b) p99 ms", b.stream().mapToDouble(Result::p99Ms).max().orElse(0));
+                    recordCost(system, "(b)");
                     record(system, "peak RSS MiB (after b)", s.peakRssKb() / 1024.0);
                     Result c = producerPerf(s, "c", opts.records(), "1", 1).get(0);
                     record(system, "(c) acks=1 MB/s", c.mbPerSec());
@@ -144,6 +157,52 @@ public final class SideBySide {
             }
         }
         printTable();
+    }
+
+    /**
+     * CPU seconds per GB written, for the server and the clients, and how busy the machine was:
+     * on a machine this small, the clients' share bounds what any server can reach.
+     */
+    void recordCost(String system, String workload) {
+        Cost c = lastCost;
+        double gb = (double) opts.records() * opts.recordSize() / 1e9;
+        record(system, workload + " server CPU s/GB", c.serverCpuS() / gb);
+        record(system, workload + " client CPU s/GB", c.clientCpuS() / gb);
+        record(system, workload + " machine busy %", 100 * (c.serverCpuS() + c.clientCpuS()) / (CORES * c.wallS()));
+    }
+
+    static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    /** CPU time (user + system) of a live process; 0 once it has exited. */
+    static long cpuMs(Process p) {
+        return p.info().totalCpuDuration().map(java.time.Duration::toMillis).orElse(0L);
+    }
+
+    /**
+     * Waits for every process, sampling their CPU time every 100 ms (it cannot be read once a
+     * process has exited, so the client figure misses at most the last 100 ms of each).
+     */
+    static long awaitAll(List<Process> running, String what) throws InterruptedException {
+        long[] cpu = new long[running.size()];
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+        boolean alive = true;
+        while (alive) {
+            alive = false;
+            for (int i = 0; i < running.size(); i++) {
+                if (running.get(i).isAlive()) {
+                    alive = true;
+                    cpu[i] = Math.max(cpu[i], cpuMs(running.get(i)));
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                running.forEach(Process::destroyForcibly);
+                throw new IllegalStateException(what + " did not finish");
+            }
+            if (alive) {
+                Thread.sleep(100);
+            }
+        }
+        return java.util.Arrays.stream(cpu).sum();
     }
 
     void record(String system, String metric, double value) {
@@ -197,9 +256,10 @@ public final class SideBySide {
         int grpc = freePort();
         long t0 = System.nanoTime();
         Path root = opts.root();
-        // As ./kaas starts them: from the app directory, with the AppCDS archive the build made.
+        // As ./kaas starts them: both at once, from the app directory, with the AppCDS archive the
+        // build made, and the controller on the client JIT and the serial collector.
         Process controller = launchApp(root.resolve("kaas-controller/target/quarkus-app"), dir.resolve("controller.log"),
-                List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+                List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
         Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
                 List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
@@ -302,6 +362,8 @@ public final class SideBySide {
             "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, (\\d+) ms 50th, \\d+ ms 95th, (\\d+) ms 99th");
 
     List<Result> producerPerf(Server s, String topic, int records, String acks, int processes) throws Exception {
+        long serverCpu0 = s.cpuMs();
+        long t0 = System.nanoTime();
         List<Process> running = new ArrayList<>();
         List<Path> outs = new ArrayList<>();
         for (int i = 0; i < processes; i++) {
@@ -313,12 +375,10 @@ public final class SideBySide {
                     "enable.idempotence=" + acks.equals("all"), "batch.size=65536", "linger.ms=5")
                     .redirectErrorStream(true).redirectOutput(out.toFile()).start());
         }
+        long clientCpu = awaitAll(running, "producer-perf-test");
+        lastCost = new Cost((System.nanoTime() - t0) / 1e9, (s.cpuMs() - serverCpu0) / 1e3, clientCpu / 1e3);
         List<Result> results = new ArrayList<>();
         for (int i = 0; i < processes; i++) {
-            if (!running.get(i).waitFor(30, TimeUnit.MINUTES)) {
-                running.get(i).destroyForcibly();
-                throw new IllegalStateException("producer-perf-test did not finish");
-            }
             String text = Files.readString(outs.get(i));
             Matcher m = PRODUCER.matcher(text);
             String last = null;

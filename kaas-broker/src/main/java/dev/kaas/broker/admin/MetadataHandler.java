@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
@@ -36,11 +37,15 @@ import org.jboss.logging.Logger;
  * Metadata from the applied assignment. Brokers are listed with the endpoint of the listener the
  * request came in on; every partition has one replica, its leader (the volume replicates, not
  * the brokers). Unknown topics are auto-created through the controller when the request and
- * {@code auto.create.topics.enable} allow, answered LEADER_NOT_AVAILABLE meanwhile, as Apache.
+ * {@code auto.create.topics.enable} allow; the response waits up to {@link #AUTO_CREATE_WAIT_MS}
+ * for them to be served here and answers LEADER_NOT_AVAILABLE for those that are not yet (Apache
+ * always answers LEADER_NOT_AVAILABLE first).
  */
 @ApplicationScoped
 public class MetadataHandler implements ApiHandler {
     private static final Logger LOG = Logger.getLogger(MetadataHandler.class);
+    /** How long a Metadata request that auto-creates topics waits for them to be served here. */
+    static final long AUTO_CREATE_WAIT_MS = 1000;
 
     private final ClusterView view;
     private final ControllerAdmin controller;
@@ -66,13 +71,7 @@ public class MetadataHandler implements ApiHandler {
                 .setClusterId(a.clusterId())
                 .setControllerId(a.brokers().isEmpty() ? view.brokerId() : a.brokers().get(0).id())
                 .setThrottleTimeMs(0);
-        for (BrokerInfo b : a.brokers()) {
-            for (EndpointInfo e : b.endpoints()) {
-                if (e.listener().equals(ctx.listenerName())) {
-                    resp.brokers().add(new MetadataResponseBroker().setNodeId(b.id()).setHost(e.host()).setPort(e.port()));
-                }
-            }
-        }
+        addBrokers(resp, a, ctx.listenerName());
         List<String> toCreate = new ArrayList<>();
         if (req.isAllTopics()) {
             view.topics().values().stream().sorted((x, y) -> x.topic().name().compareTo(y.topic().name()))
@@ -105,16 +104,43 @@ public class MetadataHandler implements ApiHandler {
                 resp.topics().add(new MetadataResponseTopic().setName(name).setErrorCode(error.code()).setIsInternal(false));
             }
         }
-        if (!toCreate.isEmpty()) {
-            CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder();
-            toCreate.forEach(n -> call.addTopics(TopicToCreate.newBuilder().setName(n).setNumPartitions(-1)));
-            controller.createTopics(call.build()).whenComplete((r, e) -> {
-                if (e != null) {
-                    LOG.warnf("auto-creation failed topics=%s: %s", toCreate, e.getMessage());
-                }
-            });
+        if (toCreate.isEmpty()) {
+            return CompletableFuture.completedFuture(resp);
         }
-        return CompletableFuture.completedFuture(resp);
+        CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder();
+        toCreate.forEach(n -> call.addTopics(TopicToCreate.newBuilder().setName(n).setNumPartitions(-1)));
+        // Apache answers LEADER_NOT_AVAILABLE at once and the client asks again after a growing
+        // back-off; waiting a bounded moment for the creation to be applied here (it takes
+        // milliseconds when warm) lets most first requests be answered in one round trip.
+        return controller.createTopics(call.build())
+                .thenCompose(reply -> view.awaitVersion(reply.getAssignmentVersion()))
+                .completeOnTimeout(null, AUTO_CREATE_WAIT_MS, TimeUnit.MILLISECONDS)
+                .handle((applied, e) -> {
+                    if (e != null) {
+                        LOG.warnf("auto-creation failed topics=%s: %s", toCreate, e.getMessage());
+                    }
+                    // The topics served now may lead on brokers the first snapshot did not list.
+                    resp.brokers().clear();
+                    addBrokers(resp, view.assignment(), ctx.listenerName());
+                    for (MetadataResponseTopic rt : resp.topics()) {
+                        TopicAssignment t = rt.errorCode() == Errors.LEADER_NOT_AVAILABLE.code() ? view.topic(rt.name()) : null;
+                        if (t != null) {
+                            MetadataResponseTopic served = describe(t);
+                            rt.setErrorCode(served.errorCode()).setTopicId(served.topicId()).setPartitions(served.partitions());
+                        }
+                    }
+                    return (ApiMessage) resp;
+                });
+    }
+
+    private static void addBrokers(MetadataResponseData resp, Assignment a, String listenerName) {
+        for (BrokerInfo b : a.brokers()) {
+            for (EndpointInfo e : b.endpoints()) {
+                if (e.listener().equals(listenerName)) {
+                    resp.brokers().add(new MetadataResponseBroker().setNodeId(b.id()).setHost(e.host()).setPort(e.port()));
+                }
+            }
+        }
     }
 
     static MetadataResponseTopic describe(TopicAssignment t) {
