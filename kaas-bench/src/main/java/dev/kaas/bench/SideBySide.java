@@ -113,7 +113,13 @@ public final class SideBySide {
         new SideBySide(new Options(root, work, records, 1024, reps, e2e, systems)).run();
     }
 
+    /** Every sample taken: metric, then system, then one value per repetition. */
+    Map<String, Map<String, List<Double>>> samples() {
+        return samples;
+    }
+
     void run() throws Exception {
+        warmProbe();
         List<String> systems = opts.systems();
         System.out.printf("side-by-side: %d records x %d B, %d repetitions, work dir %s%n", opts.records(), opts.recordSize(), opts.reps(), opts.work());
         for (int rep = 0; rep < opts.reps(); rep++) {
@@ -320,6 +326,21 @@ public final class SideBySide {
         cmd.add(JAVA.toString());
         cmd.addAll(args);
         return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /**
+     * Loads the producer classes in this JVM before any server starts, so the first system timed
+     * does not pay for them in its start-to-first-produce.
+     */
+    static void warmProbe() throws IOException {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", "127.0.0.1:" + freePort());
+        p.put("max.block.ms", "200");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>("warmup", new byte[] {1})).get(2, TimeUnit.SECONDS);
+        } catch (Exception expected) {
+            // Nothing listens there: only the class loading was wanted.
+        }
     }
 
     /** Milliseconds from process launch to the first acknowledged acks=all produce. */

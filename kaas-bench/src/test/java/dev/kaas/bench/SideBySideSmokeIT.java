@@ -1,0 +1,39 @@
+package dev.kaas.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Not a benchmark: runs the side-by-side harness with tiny counts against kaas and Apache Kafka
+ * 3.7.2, so a change that breaks the harness (a server that no longer starts, perf-tool output
+ * that no longer parses, a process left behind) fails the build instead of the next benchmark.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class SideBySideSmokeIT {
+
+    @Test
+    void theHarnessMeasuresBothSystemsAndLeavesNothingRunning() throws Exception {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "smoke-");
+        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, 2_000, 1024, 1, 50, List.of("kaas", "apache")));
+
+        bench.run();
+
+        assertThat(bench.samples()).containsKeys("start-to-first-produce ms", "(a) acks=all 1p MB/s", "(b) acks=all 12p x4 MB/s",
+                "(b) client CPU s/GB", "peak RSS MiB (after b)", "(c) acks=1 MB/s", "(d) consume MB/s", "(e) e2e p99 ms");
+        bench.samples().forEach((metric, bySystem) -> {
+            assertThat(bySystem.keySet()).as(metric).containsExactlyInAnyOrder("kaas", "apache");
+            bySystem.values().forEach(values -> assertThat(values).as(metric).hasSize(1).allSatisfy(v -> assertThat(v).isFinite().isNotNegative()));
+        });
+        assertThat(bench.samples().get("(d) consume records/s").get("kaas").get(0)).isPositive();
+        String table = Files.readString(work.resolve("results.md"));
+        assertThat(table).containsPattern("\\| start-to-first-produce ms +\\| +[\\d.]+ \\| +[\\d.]+ \\| +NaN \\| +[\\d.]+x \\|");
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
+    }
+}
