@@ -134,6 +134,11 @@ public final class KaasCluster implements AutoCloseable {
         return broker != null && broker.isAlive();
     }
 
+    /** The log of the controller's latest start. */
+    public Path controllerLog() {
+        return logDir.resolve("controller.log");
+    }
+
     public Path brokerLog() {
         return logDir.resolve("broker-" + brokerStarts + ".log");
     }

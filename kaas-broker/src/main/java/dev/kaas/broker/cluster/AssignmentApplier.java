@@ -7,20 +7,31 @@ import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.SerialExecutor;
 import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.common.model.TopicSpec;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
 import org.jboss.logging.Logger;
 
 /**
@@ -137,6 +148,43 @@ public class AssignmentApplier {
             }
         } catch (Exception e) {
             LOG.errorf(e, "could not close partition=%s", tp);
+        }
+    }
+
+    void onStart(@Observes StartupEvent ev) {
+        thread.execute(this::warmUp);
+    }
+
+    /**
+     * Runs the cold paths of taking a partition over once, before the first assignment arrives:
+     * the assignment JSON model, and a log opened, appended to (with its fsync), read and closed
+     * in a scratch directory, {@code <data>/__warmup-broker-<id>}, deleted afterwards. On a cold
+     * JVM these take a few hundred milliseconds; done here, they overlap the controller's start-up
+     * instead of delaying the first produce to a new topic. Best effort: a failure only logs.
+     */
+    private void warmUp() {
+        int me = view.brokerId();
+        Path dir = partitions.dataDir().resolve("__warmup-broker-" + me);
+        try {
+            AtomicFiles.deleteTree(dir);
+            String topicId = Uuid.randomUuid().toString();
+            TopicSpec spec = new TopicSpec("__warmup", topicId, 1, Map.of());
+            Assignment sample = new Assignment(0, 0, "warmup",
+                    List.of(new BrokerInfo(me, List.of(new EndpointInfo("PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT")))),
+                    List.of(new TopicAssignment(spec, List.of(new PartitionAssignment(0, me, 0)))), List.of(), List.of());
+            Json.read(Json.string(sample), Assignment.class);
+            PartitionLog log = PartitionLog.open(dir.resolve("0"), new TopicPartition(spec.name(), 0), topicId, 0, me,
+                    LogConfig.from(spec.configs()), System::currentTimeMillis, partitions.flush());
+            try {
+                PartitionLog.AppendResult r = log.append(MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord(new byte[64])));
+                log.awaitDurable(r.lastOffset() + 1).get(5, TimeUnit.SECONDS);
+                log.read(0, 1 << 20, true, Long.MAX_VALUE);
+            } finally {
+                log.close();
+            }
+            AtomicFiles.deleteTree(dir);
+        } catch (Exception e) {
+            LOG.infof("start-up warm-up skipped: %s", e.toString());
         }
     }
 

@@ -10,6 +10,7 @@ import dev.kaas.proto.ControllerCommand;
 import dev.kaas.proto.Endpoint;
 import dev.kaas.proto.Register;
 import dev.kaas.proto.Status;
+import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.grpc.GrpcClient;
 import io.quarkus.runtime.ShutdownEvent;
@@ -87,6 +88,12 @@ public class ControllerSession {
             return;
         }
         int gen = ++generation;
+        // The channel keeps its own reconnect back-off (1 s growing to 2 min) and fails calls fast
+        // meanwhile; ours is the one that should count, so that a broker that started before its
+        // controller, or outlived one, registers as soon as a controller answers.
+        if (channel instanceof ManagedChannel managed) {
+            managed.resetConnectBackoff();
+        }
         try {
             out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
                 @Override

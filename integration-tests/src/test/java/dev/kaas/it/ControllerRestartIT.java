@@ -1,0 +1,69 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The controller is needed for changes only: brokers serve without it and come back to it at once. */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class ControllerRestartIT {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void brokersServeWhileTheControllerIsDownAndRegisterWithinASecondOfItsReturn() throws Exception {
+        try (KaasCluster cluster = KaasCluster.start(tmp.resolve("data"));
+             Admin admin = Admin.create(cluster.clientProps());
+             KafkaProducer<String, String> producer = producer(cluster)) {
+            admin.createTopics(List.of(new NewTopic("steady", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            // The broker's start-up warm-up leaves no scratch directory behind.
+            assertThat(cluster.dataDir()).isDirectoryNotContaining("glob:**/__warmup*");
+            List<String> acked = new ArrayList<>();
+            producer.send(new ProducerRecord<>("steady", "before")).get(30, TimeUnit.SECONDS);
+            acked.add("before");
+
+            cluster.stopController();
+            // Keep producing for longer than the gRPC channel's own reconnect back-off grows in
+            // (1 s, 1.6 s, 2.6 s, 4.1 s, ...): the broker must retry on its own schedule, not on that one.
+            long downUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(9);
+            for (int i = 0; System.nanoTime() < downUntil; i++) {
+                producer.send(new ProducerRecord<>("steady", "down-" + i)).get(30, TimeUnit.SECONDS);
+                acked.add("down-" + i);
+            }
+            cluster.startController();
+            long ready = System.nanoTime();
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> Files.readString(cluster.controllerLog()).contains("broker registered broker="));
+            Duration toRegister = Duration.ofNanos(System.nanoTime() - ready);
+
+            assertThat(toRegister).isLessThan(Duration.ofSeconds(3));
+            admin.createTopics(List.of(new NewTopic("after", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            assertThat(producer.send(new ProducerRecord<>("after", "x")).get(30, TimeUnit.SECONDS).offset()).isZero();
+            List<ConsumerRecord<String, String>> read = DurabilityIT.readAll(cluster, "steady", 1, acked.size(), Duration.ofSeconds(1));
+            assertThat(read).extracting(ConsumerRecord::value).containsExactlyElementsOf(acked);
+        }
+    }
+
+    private static KafkaProducer<String, String> producer(KaasCluster cluster) {
+        Properties p = cluster.clientProps();
+        p.putAll(Map.of("acks", "all", "linger.ms", "0"));
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+}
