@@ -158,8 +158,11 @@ public final class SideBySide {
                     record(system, "(e) e2e p50 ms", e.p50Ms());
                     record(system, "(e) e2e p99 ms", e.p99Ms());
                 }
-                // Gigabytes per system and repetition: free them before the next one (logs stay).
+                // Gigabytes per system and repetition: free them before the next one (logs stay),
+                // and let the file system settle, so the next start-up does not share the disk with
+                // this one's deletion and write-back.
                 deleteTree(opts.work().resolve(system + "-" + rep).resolve("data"));
+                settleDisk();
             }
         }
         printTable();
@@ -462,6 +465,14 @@ public final class SideBySide {
             for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
+        }
+    }
+
+    static void settleDisk() throws InterruptedException {
+        try {
+            new ProcessBuilder("sync").inheritIO().start().waitFor(120, TimeUnit.SECONDS);
+        } catch (IOException noSync) {
+            // Not a Linux-like system: nothing to settle with.
         }
     }
 
