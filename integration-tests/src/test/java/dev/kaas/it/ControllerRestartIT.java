@@ -33,7 +33,8 @@ class ControllerRestartIT {
              Admin admin = Admin.create(cluster.clientProps());
              KafkaProducer<String, String> producer = producer(cluster)) {
             admin.createTopics(List.of(new NewTopic("steady", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-            // The broker's start-up warm-up leaves no scratch directory behind.
+            // The broker's start-up warm-up ran, and left no scratch directory behind.
+            assertThat(Files.readString(cluster.brokerLog())).contains("partition closed partition=__warmup-0");
             assertThat(cluster.dataDir()).isDirectoryNotContaining("glob:**/__warmup*");
             List<String> acked = new ArrayList<>();
             producer.send(new ProducerRecord<>("steady", "before")).get(30, TimeUnit.SECONDS);

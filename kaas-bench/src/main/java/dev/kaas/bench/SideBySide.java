@@ -82,7 +82,9 @@ public final class SideBySide {
     record Cost(double wallS, double serverCpuS, double clientCpuS) {
     }
 
-    private Cost lastCost;
+    /** A producer-perf-test workload: one result per producer process, and what the whole run cost. */
+    record ProducerRun(List<Result> results, Cost cost) {
+    }
 
     private final Options opts;
     private final String toolsClasspath;
@@ -135,20 +137,22 @@ public final class SideBySide {
                     createTopic(s, "b", 12);
                     createTopic(s, "c", 1);
                     createTopic(s, "e", 1);
-                    Result a = producerPerf(s, "a", opts.records(), "all", 1).get(0);
+                    ProducerRun runA = producerPerf(s, "a", opts.records(), "all", 1);
+                    Result a = runA.results().get(0);
                     record(system, "(a) acks=all 1p MB/s", a.mbPerSec());
                     record(system, "(a) acks=all 1p records/s", a.recordsPerSec());
                     record(system, "(a) p50 ms", a.p50Ms());
                     record(system, "(a) p99 ms", a.p99Ms());
-                    recordCost(system, "(a)");
-                    List<Result> b = producerPerf(s, "b", opts.records() / 4, "all", 4);
+                    recordCost(system, "(a)", runA.cost());
+                    ProducerRun runB = producerPerf(s, "b", opts.records() / 4, "all", 4);
+                    List<Result> b = runB.results();
                     record(system, "(b) acks=all 12p x4 MB/s", b.stream().mapToDouble(Result::mbPerSec).sum());
                     record(system, "(b) acks=all 12p x4 records/s", b.stream().mapToDouble(Result::recordsPerSec).sum());
                     record(system, "(b) p50 ms", median(b.stream().map(Result::p50Ms).toList()));
                     record(system, "(b) p99 ms", b.stream().mapToDouble(Result::p99Ms).max().orElse(0));
-                    recordCost(system, "(b)");
+                    recordCost(system, "(b)", runB.cost());
                     record(system, "peak RSS MiB (after b)", s.peakRssKb() / 1024.0);
-                    Result c = producerPerf(s, "c", opts.records(), "1", 1).get(0);
+                    Result c = producerPerf(s, "c", opts.records(), "1", 1).results().get(0);
                     record(system, "(c) acks=1 MB/s", c.mbPerSec());
                     record(system, "(c) p99 ms", c.p99Ms());
                     Result d = consumerPerf(s, "a", opts.records());
@@ -172,8 +176,7 @@ public final class SideBySide {
      * CPU seconds per GB written, for the server and the clients, and how busy the machine was:
      * on a machine this small, the clients' share bounds what any server can reach.
      */
-    void recordCost(String system, String workload) {
-        Cost c = lastCost;
+    void recordCost(String system, String workload, Cost c) {
         double gb = (double) opts.records() * opts.recordSize() / 1e9;
         record(system, workload + " server CPU s/GB", c.serverCpuS() / gb);
         record(system, workload + " client CPU s/GB", c.clientCpuS() / gb);
@@ -385,7 +388,7 @@ public final class SideBySide {
     static final Pattern PRODUCER = Pattern.compile(
             "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, (\\d+) ms 50th, \\d+ ms 95th, (\\d+) ms 99th");
 
-    List<Result> producerPerf(Server s, String topic, int records, String acks, int processes) throws Exception {
+    ProducerRun producerPerf(Server s, String topic, int records, String acks, int processes) throws Exception {
         long serverCpu0 = s.cpuMs();
         long t0 = System.nanoTime();
         List<Process> running = new ArrayList<>();
@@ -400,7 +403,7 @@ public final class SideBySide {
                     .redirectErrorStream(true).redirectOutput(out.toFile()).start());
         }
         long clientCpu = awaitAll(running, "producer-perf-test");
-        lastCost = new Cost((System.nanoTime() - t0) / 1e9, (s.cpuMs() - serverCpu0) / 1e3, clientCpu / 1e3);
+        Cost cost = new Cost((System.nanoTime() - t0) / 1e9, (s.cpuMs() - serverCpu0) / 1e3, clientCpu / 1e3);
         List<Result> results = new ArrayList<>();
         for (int i = 0; i < processes; i++) {
             String text = Files.readString(outs.get(i));
@@ -417,7 +420,7 @@ public final class SideBySide {
             results.add(new Result(Double.parseDouble(m.group(3)), Double.parseDouble(m.group(2)), Double.parseDouble(m.group(4)),
                     Double.parseDouble(m.group(5))));
         }
-        return results;
+        return new ProducerRun(results, cost);
     }
 
     Result consumerPerf(Server s, String topic, int records) throws Exception {

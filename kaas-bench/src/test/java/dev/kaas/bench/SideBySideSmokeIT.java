@@ -31,7 +31,12 @@ class SideBySideSmokeIT {
             assertThat(bySystem.keySet()).as(metric).containsExactlyInAnyOrder("kaas", "apache");
             bySystem.values().forEach(values -> assertThat(values).as(metric).hasSize(1).allSatisfy(v -> assertThat(v).isFinite().isNotNegative()));
         });
-        assertThat(bench.samples().get("(d) consume records/s").get("kaas").get(0)).isPositive();
+        // Measured, not merely present: a broken probe, parser or CPU reading would give 0.
+        for (String metric : List.of("start-to-first-produce ms", "(a) acks=all 1p MB/s", "(b) acks=all 12p x4 MB/s",
+                "(a) server CPU s/GB", "(a) client CPU s/GB", "(b) server CPU s/GB", "(b) client CPU s/GB",
+                "peak RSS MiB (after b)", "(d) consume records/s")) {
+            bench.samples().get(metric).forEach((system, values) -> assertThat(values.get(0)).as(metric + " " + system).isPositive());
+        }
         String table = Files.readString(work.resolve("results.md"));
         assertThat(table).containsPattern("\\| start-to-first-produce ms +\\| +[\\d.]+ \\| +[\\d.]+ \\| +NaN \\| +[\\d.]+x \\|");
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
