@@ -3,7 +3,6 @@ package dev.kaas.common.fs;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -25,25 +24,26 @@ public final class AtomicFiles {
     }
 
     public static void write(Path target, byte[] content) throws IOException {
+        write(Disk.SYSTEM, target, content);
+    }
+
+    /** As {@link #write(Path, byte[])}, through {@code disk}: the seam durability tests use. */
+    public static void write(Disk disk, Path target, byte[] content) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            try (FileChannel ch = disk.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 ByteBuffer buf = ByteBuffer.wrap(content);
                 while (buf.hasRemaining()) {
                     ch.write(buf);
                 }
                 ch.force(true);
             }
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new IOException("volume does not support atomic rename: " + dir, e);
-            }
-            fsyncDirectory(dir);
+            disk.move(tmp, target);
+            disk.fsyncDirectory(dir);
         } finally {
-            Files.deleteIfExists(tmp);
+            disk.delete(tmp);
         }
     }
 
@@ -58,11 +58,7 @@ public final class AtomicFiles {
 
     /** Makes a rename or create in {@code dir} durable. Some file systems refuse to open a directory; they order metadata anyway. */
     public static void fsyncDirectory(Path dir) {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        } catch (IOException ignored) {
-            // Directory fsync is unsupported on some platforms and file systems; nothing more can be done there.
-        }
+        Disk.SYSTEM.fsyncDirectory(dir);
     }
 
     /**
