@@ -1,5 +1,6 @@
 package dev.kaas.broker.storage;
 
+import dev.kaas.common.fs.Disk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -27,6 +28,7 @@ import java.util.regex.Pattern;
 final class LogSegment implements AutoCloseable {
     private static final Pattern NAME = Pattern.compile("([0-9a-f]{8})-([0-9]{20})\\.log");
 
+    private final Disk disk;
     private final Path logFile;
     private final int leaderEpoch;
     private final long baseOffset;
@@ -40,8 +42,10 @@ final class LogSegment implements AutoCloseable {
     private int indexIntervalBytes = 4096;
     private long firstAppendMs = -1;
     private long truncatedBytes;
+    private boolean tornInside;
 
-    private LogSegment(Path logFile, int leaderEpoch, long baseOffset, FileChannel channel) {
+    private LogSegment(Disk disk, Path logFile, int leaderEpoch, long baseOffset, FileChannel channel) {
+        this.disk = disk;
         this.logFile = logFile;
         this.leaderEpoch = leaderEpoch;
         this.baseOffset = baseOffset;
@@ -62,40 +66,41 @@ final class LogSegment implements AutoCloseable {
         return new long[] {Long.parseLong(m.group(1), 16), Long.parseLong(m.group(2))};
     }
 
-    static LogSegment create(Path dir, int leaderEpoch, long baseOffset, int indexIntervalBytes) throws IOException {
+    static LogSegment create(Disk disk, Path dir, int leaderEpoch, long baseOffset, int indexIntervalBytes) throws IOException {
         Path log = dir.resolve(fileName(leaderEpoch, baseOffset));
-        FileChannel ch = FileChannel.open(log, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        LogSegment s = new LogSegment(log, leaderEpoch, baseOffset, ch);
+        FileChannel ch = disk.open(log, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        LogSegment s = new LogSegment(disk, log, leaderEpoch, baseOffset, ch);
         s.indexIntervalBytes = indexIntervalBytes;
-        s.offsetIndex = OffsetIndex.create(s.indexFile());
-        s.timeIndex = OffsetIndex.create(s.timeIndexFile());
+        s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
+        s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
         return s;
     }
 
     /**
-     * Opens an existing segment. With {@code recover}, scans every batch, truncates at the first
-     * one that is torn, corrupt or out of sequence, and rebuilds both indexes; without, trusts the
-     * bytes (they are below the recovery checkpoint) and loads the indexes, rebuilding any that
-     * disagree with the log.
+     * Opens an existing segment holding only offsets below {@code endOffset}: the start of the
+     * next leader epoch, past which a deposed leader's late bytes may follow (they are cut off).
+     *
+     * <p>With {@code recover}, scans every batch, truncates at the first one that is torn, corrupt,
+     * out of sequence or at/after {@code endOffset}, and rebuilds both indexes. Without, trusts the
+     * bytes (they are below the recovery checkpoint): loads the indexes and checks only the tail,
+     * from the index entry before {@code endOffset}; anything unexpected there (bytes past
+     * {@code endOffset}, an index that does not match the log) falls back to the full scan.
      */
-    static LogSegment open(Path log, boolean recover, int indexIntervalBytes) throws IOException {
+    static LogSegment open(Disk disk, Path log, boolean recover, int indexIntervalBytes, long endOffset) throws IOException {
         long[] parsed = parseName(log.getFileName().toString());
         if (parsed == null) {
             throw new IOException("not a segment file: " + log);
         }
-        FileChannel ch = FileChannel.open(log, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        LogSegment s = new LogSegment(log, (int) parsed[0], parsed[1], ch);
+        FileChannel ch = disk.open(log, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        LogSegment s = new LogSegment(disk, log, (int) parsed[0], parsed[1], ch);
         s.indexIntervalBytes = indexIntervalBytes;
         int fileSize = (int) Math.min(Integer.MAX_VALUE, ch.size());
         if (!recover) {
-            s.offsetIndex = OffsetIndex.load(s.indexFile(), fileSize, s.baseOffset);
-            s.timeIndex = OffsetIndex.load(s.timeIndexFile(), fileSize, Long.MIN_VALUE);
+            s.offsetIndex = OffsetIndex.load(disk, s.indexFile(), fileSize, s.baseOffset);
+            s.timeIndex = OffsetIndex.load(disk, s.timeIndexFile(), fileSize, Long.MIN_VALUE);
         }
-        if (recover || s.offsetIndex == null || s.timeIndex == null) {
-            s.rebuild(fileSize);
-        } else {
-            s.size = fileSize;
-            s.scanTailOffsets();
+        if (recover || s.offsetIndex == null || s.timeIndex == null || !s.tailEndsCleanly(fileSize, endOffset)) {
+            s.rebuild(fileSize, endOffset);
         }
         return s;
     }
@@ -103,15 +108,15 @@ final class LogSegment implements AutoCloseable {
     /** Largest batch recovery accepts: no valid batch exceeds a request, and a garbage length must not allocate gigabytes. */
     static final int MAX_BATCH_BYTES = 128 * 1024 * 1024;
 
-    private void rebuild(int fileSize) throws IOException {
+    private void rebuild(int fileSize, long endOffset) throws IOException {
         if (offsetIndex != null) {
             offsetIndex.close();
         }
         if (timeIndex != null) {
             timeIndex.close();
         }
-        offsetIndex = OffsetIndex.create(indexFile());
-        timeIndex = OffsetIndex.create(timeIndexFile());
+        offsetIndex = OffsetIndex.create(disk, indexFile());
+        timeIndex = OffsetIndex.create(disk, timeIndexFile());
         size = 0;
         bytesSinceIndexEntry = 0;
         ByteBuffer buf = ByteBuffer.allocate(Math.min(fileSize, 1 << 20) + BatchHeader.SIZE);
@@ -132,7 +137,7 @@ final class LogSegment implements AutoCloseable {
             long batchBase = BatchHeader.baseOffset(buf, at);
             if (total < BatchHeader.SIZE || total > fileSize - pos || total > MAX_BATCH_BYTES
                     || BatchHeader.magic(buf, at) != 2 || batchBase < expected
-                    || BatchHeader.lastOffsetDelta(buf, at) < 0) {
+                    || BatchHeader.lastOffsetDelta(buf, at) < 0 || BatchHeader.lastOffset(buf, at) >= endOffset) {
                 break;
             }
             if (at + total > buf.limit()) {
@@ -154,13 +159,62 @@ final class LogSegment implements AutoCloseable {
         size = pos;
         if (pos < fileSize) {
             truncatedBytes = fileSize - pos;
+            // Cut at the epoch's end is the rule working; cut before it means bytes of the live range were lost.
+            tornInside = nextOffset < endOffset;
             channel.truncate(pos);
         }
     }
 
-    /** Bytes recovery cut off the end of this segment when it opened (torn or corrupt tail). */
+    /**
+     * Trusted open: the index is loaded; verify the tail from the last index entry below
+     * {@code endOffset} to the end of the file, reading headers only. True when every batch there
+     * is well formed and below {@code endOffset} and the file ends right after the last one.
+     */
+    private boolean tailEndsCleanly(int fileSize, long endOffset) throws IOException {
+        long from = endOffset == Long.MAX_VALUE ? Long.MAX_VALUE : endOffset - 1;
+        long anchor = offsetIndex.floorKey(from);
+        boolean anchored = anchor != Long.MIN_VALUE;
+        int pos = anchored ? offsetIndex.floorPosition(from) : 0;
+        long expected = anchored ? anchor : baseOffset;
+        ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
+        boolean first = true;
+        while (pos + BatchHeader.SIZE <= fileSize) {
+            header.clear();
+            readFully(header, pos);
+            header.flip();
+            int total = BatchHeader.totalSize(header, 0);
+            long base = BatchHeader.baseOffset(header, 0);
+            boolean indexMatches = !first || !anchored || base == expected;
+            if (!indexMatches || BatchHeader.magic(header, 0) != 2 || total < BatchHeader.SIZE || total > fileSize - pos
+                    || base < expected || BatchHeader.lastOffsetDelta(header, 0) < 0 || BatchHeader.lastOffset(header, 0) >= endOffset) {
+                return false;
+            }
+            expected = BatchHeader.lastOffset(header, 0) + 1;
+            pos += total;
+            first = false;
+        }
+        if (pos != fileSize) {
+            return false;
+        }
+        size = fileSize;
+        nextOffset = Math.max(expected, baseOffset);
+        if (timeIndex.entries() > 0) {
+            header.clear();
+            readFully(header, timeIndex.floorPosition(Long.MAX_VALUE));
+            header.flip();
+            maxTimestamp = BatchHeader.maxTimestamp(header, 0);
+        }
+        return true;
+    }
+
+    /** Bytes recovery cut off the end of this segment when it opened (torn, corrupt, or past its epoch's end). */
     long truncatedBytes() {
         return truncatedBytes;
+    }
+
+    /** True when recovery cut this segment short of its epoch's end: bytes inside its live range were torn or corrupt. */
+    boolean tornInside() {
+        return tornInside;
     }
 
     /** Refills {@code buf} with file bytes starting at {@code from}; returns the new buffer start position. */
@@ -178,27 +232,6 @@ final class LogSegment implements AutoCloseable {
         }
         buf.flip();
         return from;
-    }
-
-    /** Finds nextOffset and max timestamp when the index was trusted: scan from the last index entry. */
-    private void scanTailOffsets() throws IOException {
-        int pos = offsetIndex.floorPosition(Long.MAX_VALUE);
-        ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
-        while (pos + BatchHeader.SIZE <= size) {
-            header.clear();
-            readFully(header, pos);
-            header.flip();
-            nextOffset = BatchHeader.lastOffset(header, 0) + 1;
-            pos += BatchHeader.totalSize(header, 0);
-        }
-        // The max timestamp is needed for ListOffsets MAX_TIMESTAMP and segment.ms; scan the time index tail batch.
-        int tpos = timeIndex.floorPosition(Long.MAX_VALUE);
-        if (timeIndex.entries() > 0) {
-            header.clear();
-            readFully(header, tpos);
-            header.flip();
-            maxTimestamp = BatchHeader.maxTimestamp(header, 0);
-        }
     }
 
     /**
@@ -333,8 +366,8 @@ final class LogSegment implements AutoCloseable {
 
     void deleteFiles() throws IOException {
         close();
-        Files.deleteIfExists(logFile);
-        Files.deleteIfExists(indexFile());
-        Files.deleteIfExists(timeIndexFile());
+        disk.delete(logFile);
+        disk.delete(indexFile());
+        disk.delete(timeIndexFile());
     }
 }

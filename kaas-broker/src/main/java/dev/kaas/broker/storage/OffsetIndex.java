@@ -1,5 +1,6 @@
 package dev.kaas.broker.storage;
 
+import dev.kaas.common.fs.Disk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -36,9 +37,9 @@ final class OffsetIndex implements AutoCloseable {
         this.file = file;
     }
 
-    static OffsetIndex create(Path file) throws IOException {
+    static OffsetIndex create(Disk disk, Path file) throws IOException {
         OffsetIndex idx = new OffsetIndex(file);
-        idx.channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        idx.channel = disk.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
         return idx;
     }
 
@@ -46,7 +47,7 @@ final class OffsetIndex implements AutoCloseable {
      * Loads an index file; returns null when it is missing or inconsistent (not a whole number of
      * entries, keys not increasing, a position at or past {@code logSize}), so the caller rebuilds.
      */
-    static OffsetIndex load(Path file, int logSize, long minKey) throws IOException {
+    static OffsetIndex load(Disk disk, Path file, int logSize, long minKey) throws IOException {
         if (!Files.exists(file)) {
             return null;
         }
@@ -68,7 +69,7 @@ final class OffsetIndex implements AutoCloseable {
             lastKey = key;
             lastPos = pos;
         }
-        idx.channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        idx.channel = disk.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
         return idx;
     }
 
@@ -134,6 +135,25 @@ final class OffsetIndex implements AutoCloseable {
             }
         }
         return found < 0 ? 0 : e.positions()[found];
+    }
+
+    /** Key of the last entry whose key is {@code <= key}; only meaningful when {@link #entries()} > 0. */
+    long floorKey(long key) {
+        int n = size;
+        Entries e = entries;
+        int lo = 0;
+        int hi = n - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (e.keys()[mid] <= key) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found < 0 ? Long.MIN_VALUE : e.keys()[found];
     }
 
     int entries() {

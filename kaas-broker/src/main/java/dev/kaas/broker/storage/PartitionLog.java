@@ -1,6 +1,7 @@
 package dev.kaas.broker.storage;
 
 import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Disk;
 import dev.kaas.common.fs.Json;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -76,7 +77,16 @@ public final class PartitionLog {
     record Manifest(String topic, String topicId, int partition, long logStartOffset) {
     }
 
-    record ProducerSnapshot(long offset, List<ProducerStateTable.Entry> producers) {
+    /**
+     * The producer window as of {@code offset}, written by the owner of {@code leaderEpoch}. A
+     * deposed owner may still write one after its successor took over, so recovery trusts it only
+     * when {@code offset} is within that epoch's part of the log. Older files have no epoch (null).
+     */
+    record ProducerSnapshot(long offset, Integer leaderEpoch, List<ProducerStateTable.Entry> producers) {
+    }
+
+    /** A segment file as named on the volume: the leader epoch it was written under and its base offset. */
+    private record SegmentFile(Path path, int epoch, long baseOffset) {
     }
 
     private final Path dir;
@@ -87,6 +97,7 @@ public final class PartitionLog {
     private final LogConfig config;
     private final LongSupplier clock;
     private final Executor flushExecutor;
+    private final Disk disk;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateTable producers = new ProducerStateTable();
 
@@ -107,7 +118,8 @@ public final class PartitionLog {
     }
 
     private PartitionLog(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId, LogConfig config,
-                         LongSupplier clock, Executor flushExecutor) {
+                         LongSupplier clock, Executor flushExecutor, Disk disk) {
+        this.disk = disk;
         this.dir = dir;
         this.tp = tp;
         this.topicId = topicId;
@@ -126,95 +138,170 @@ public final class PartitionLog {
     /** Takes the partition over under {@code leaderEpoch}: fence first, then recover. Blocking. */
     public static PartitionLog open(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId,
                                     LogConfig config, LongSupplier clock, Executor flushExecutor) throws IOException {
+        return open(dir, tp, topicId, leaderEpoch, brokerId, config, clock, flushExecutor, Disk.SYSTEM);
+    }
+
+    /** As {@link #open(Path, TopicPartition, String, int, int, LogConfig, LongSupplier, Executor)}, through {@code disk}. */
+    public static PartitionLog open(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId,
+                                    LogConfig config, LongSupplier clock, Executor flushExecutor, Disk disk) throws IOException {
         Files.createDirectories(dir);
-        PartitionLog log = new PartitionLog(dir, tp, topicId, leaderEpoch, brokerId, config, clock, flushExecutor);
-        Fence current = log.readFence();
-        if (current != null && current.leaderEpoch() > leaderEpoch) {
-            throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + current.leaderEpoch()
-                    + ", newer than " + leaderEpoch);
-        }
-        AtomicFiles.write(dir.resolve(FENCE), Json.bytes(new Fence(leaderEpoch, brokerId)));
+        PartitionLog log = new PartitionLog(dir, tp, topicId, leaderEpoch, brokerId, config, clock, flushExecutor, disk);
+        log.writeFence();
         log.recover();
         return log;
     }
 
+    /**
+     * Puts this epoch into the fence, and reads it back until it stays there: an opener with an
+     * older epoch that read the fence before this write may still overwrite it once, and the
+     * newest epoch must win before anyone recovers. Throws when a newer epoch holds the fence.
+     */
+    private void writeFence() throws IOException {
+        for (int attempt = 0; attempt < 10; attempt++) {
+            Fence current = readFence();
+            if (current != null && current.leaderEpoch() > leaderEpoch) {
+                throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + current.leaderEpoch()
+                        + ", newer than " + leaderEpoch);
+            }
+            if (current != null && current.leaderEpoch() == leaderEpoch && current.broker() == brokerId && attempt > 0) {
+                return;
+            }
+            AtomicFiles.write(disk, dir.resolve(FENCE), Json.bytes(new Fence(leaderEpoch, brokerId)));
+        }
+        throw new NotLeaderOrFollowerException("partition " + tp + ": the fence for epoch " + leaderEpoch + " did not settle");
+    }
+
+    /**
+     * Rebuilds the log from the segment files. Their names are the leader-epoch history (Apache's
+     * leader-epoch cache, kept in the names): an epoch starts at the lowest base offset among its
+     * segments, and a later epoch's start ends every earlier epoch there. Bytes a deposed leader
+     * appended after its successor began lie at or past its epoch's end: they are cut off, never
+     * served, and never cost a later epoch any of its records.
+     */
     private void recover() throws IOException {
         Manifest manifest = AtomicFiles.read(dir.resolve(MANIFEST)).map(b -> readJson(b, Manifest.class)).orElse(null);
         long checkpoint = AtomicFiles.read(dir.resolve(CHECKPOINT))
                 .map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8).trim())).orElse(0L);
-        List<Path> files = new ArrayList<>();
-        try (var list = Files.list(dir)) {
-            list.filter(p -> LogSegment.parseName(p.getFileName().toString()) != null).forEach(files::add);
+        List<SegmentFile> files = listSegments();
+        EpochHistory history = new EpochHistory(files);
+        if (history.latestEpoch() > leaderEpoch) {
+            throw new NotLeaderOrFollowerException("partition " + tp + " has segments of epoch " + history.latestEpoch()
+                    + ", newer than " + leaderEpoch);
         }
-        files.sort((a, b) -> {
-            long[] x = LogSegment.parseName(a.getFileName().toString());
-            long[] y = LogSegment.parseName(b.getFileName().toString());
-            return x[1] != y[1] ? Long.compare(x[1], y[1]) : Long.compare(x[0], y[0]);
-        });
+        List<SegmentFile> live = new ArrayList<>();
+        for (SegmentFile f : files) {
+            if (f.baseOffset() >= history.endOf(f.epoch())) {
+                LOG.warnf("deleting segment a deposed leader began after its epoch ended file=%s epochEnd=%d partition=%s",
+                        f.path().getFileName(), history.endOf(f.epoch()), tp);
+                deleteSegmentFiles(f.path());
+            } else {
+                live.add(f);
+            }
+        }
+        // Along base offsets the live segments' epochs never decrease: an earlier epoch's segment
+        // past a later epoch's start would be past its own end.
+        live.sort((a, b) -> Long.compare(a.baseOffset(), b.baseOffset()));
         int recovered = 0;
-        boolean truncated = false;
-        for (int i = 0; i < files.size(); i++) {
-            if (truncated) {
-                // As Apache: once a segment lost its tail, everything after it follows a hole and goes.
-                LOG.warnf("deleting segment after a truncated one file=%s partition=%s", files.get(i), tp);
-                deleteSegmentFiles(files.get(i));
+        LogSegment previous = null;
+        for (int i = 0; i < live.size(); i++) {
+            SegmentFile f = live.get(i);
+            if (previous != null && previous.tornInside() && previous.leaderEpoch() == f.epoch()) {
+                // As Apache: the same writer never wrote past a hole, so what follows it in its epoch goes.
+                LOG.warnf("deleting segment after a truncated one of the same epoch file=%s partition=%s", f.path().getFileName(), tp);
+                deleteSegmentFiles(f.path());
                 continue;
             }
-            long nextBase = i + 1 < files.size() ? LogSegment.parseName(files.get(i + 1).getFileName().toString())[1] : Long.MAX_VALUE;
-            boolean mustScan = nextBase > checkpoint;
-            LogSegment s = LogSegment.open(files.get(i), mustScan, config.indexIntervalBytes());
-            if (mustScan) {
+            long nextBase = i + 1 < live.size() ? live.get(i + 1).baseOffset() : Long.MAX_VALUE;
+            boolean trusted = nextBase <= checkpoint;
+            LogSegment s = LogSegment.open(disk, f.path(), !trusted, config.indexIntervalBytes(), history.endOf(f.epoch()));
+            if (!trusted) {
                 recovered++;
             }
-            LogSegment previous = segments.isEmpty() ? null : segments.lastEntry().getValue();
-            if (previous != null && s.baseOffset() != previous.nextOffset()) {
-                LOG.warnf("deleting segment that does not continue the log file=%s expectedBase=%d partition=%s",
-                        files.get(i), previous.nextOffset(), tp);
-                s.deleteFiles();
-                truncated = true;
-                continue;
-            }
             if (s.truncatedBytes() > 0) {
-                LOG.warnf("recovery truncated %d bytes file=%s partition=%s", s.truncatedBytes(), files.get(i), tp);
-                truncated = true;
+                LOG.warnf("recovery truncated %d bytes file=%s %s partition=%s", s.truncatedBytes(), f.path().getFileName(),
+                        s.tornInside() ? "torn or corrupt" : "past the epoch's end", tp);
             }
-            if (s.isEmpty() && i + 1 < files.size() && !truncated) {
-                s.deleteFiles();
-                continue;
+            if (previous != null && s.baseOffset() != previous.nextOffset()) {
+                // Only a volume that lost fsynced bytes leaves a gap; later epochs' acknowledged records stay.
+                LOG.errorf("gap in the log: file=%s starts at %d, the previous segment ends at %d partition=%s",
+                        f.path().getFileName(), s.baseOffset(), previous.nextOffset(), tp);
             }
             s.flush();
             segments.put(s.baseOffset(), s);
+            previous = s;
         }
         long end = segments.isEmpty() ? (manifest == null ? 0 : manifest.logStartOffset()) : segments.lastEntry().getValue().nextOffset();
         logStartOffset = segments.isEmpty() ? end : segments.firstKey();
         if (manifest != null) {
             logStartOffset = Math.max(logStartOffset, Math.min(manifest.logStartOffset(), end));
         }
-        rebuildProducerState(end);
+        rebuildProducerState(end, history);
         LogSegment last = segments.isEmpty() ? null : segments.lastEntry().getValue();
-        if (last != null && last.isEmpty() && last.leaderEpoch() != leaderEpoch) {
-            segments.remove(last.baseOffset());
-            last.deleteFiles();
-            last = null;
-        }
         if (last == null || last.leaderEpoch() != leaderEpoch) {
-            last = LogSegment.create(dir, leaderEpoch, end, config.indexIntervalBytes());
-            segments.put(end, last);
+            // This file is the history's record that this epoch starts at `end`: durable before any append.
+            LogSegment fresh = LogSegment.create(disk, dir, leaderEpoch, end, config.indexIntervalBytes());
+            disk.fsyncDirectory(dir);
+            if (last != null && last.isEmpty()) {
+                // Superseded at the same base offset by the segment just made durable.
+                segments.remove(last.baseOffset());
+                last.deleteFiles();
+            }
+            segments.put(end, fresh);
+            last = fresh;
         }
         active = last;
         logEndOffset = end;
         highWatermark = end;
         lastFlushMs = clock.getAsLong();
-        AtomicFiles.write(dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset)));
-        AtomicFiles.fsyncDirectory(dir);
+        AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset)));
+        disk.fsyncDirectory(dir);
         LOG.infof("partition opened partition=%s epoch=%d logStart=%d logEnd=%d segments=%d recoveredSegments=%d",
                 tp, leaderEpoch, logStartOffset, end, segments.size(), recovered);
     }
 
-    private void rebuildProducerState(long end) throws IOException {
+    private List<SegmentFile> listSegments() throws IOException {
+        List<SegmentFile> files = new ArrayList<>();
+        try (var list = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) list::iterator) {
+                long[] parsed = LogSegment.parseName(p.getFileName().toString());
+                if (parsed != null) {
+                    files.add(new SegmentFile(p, (int) parsed[0], parsed[1]));
+                }
+            }
+        }
+        return files;
+    }
+
+    /** The leader-epoch history the segment names spell: where each epoch starts and ends. */
+    private static final class EpochHistory {
+        private final java.util.TreeMap<Integer, Long> starts = new java.util.TreeMap<>();
+
+        EpochHistory(List<SegmentFile> files) {
+            for (SegmentFile f : files) {
+                starts.merge(f.epoch(), f.baseOffset(), Math::min);
+            }
+        }
+
+        int latestEpoch() {
+            return starts.isEmpty() ? -1 : starts.lastKey();
+        }
+
+        /** First offset not written under {@code epoch}: the lowest start of any later epoch. */
+        long endOf(int epoch) {
+            long end = Long.MAX_VALUE;
+            for (long start : starts.tailMap(epoch, false).values()) {
+                end = Math.min(end, start);
+            }
+            return end;
+        }
+    }
+
+    private void rebuildProducerState(long end, EpochHistory history) throws IOException {
         long from = logStartOffset;
         var snapshot = AtomicFiles.read(dir.resolve(PRODUCER_STATE)).map(b -> readJson(b, ProducerSnapshot.class)).orElse(null);
-        if (snapshot != null && snapshot.offset() <= end && snapshot.offset() >= logStartOffset) {
+        boolean ownEpochsPart = snapshot != null && snapshot.leaderEpoch() != null
+                && snapshot.offset() <= history.endOf(snapshot.leaderEpoch());
+        if (ownEpochsPart && snapshot.offset() <= end && snapshot.offset() >= logStartOffset) {
             producers.restore(snapshot.producers());
             from = snapshot.offset();
         }
@@ -238,10 +325,10 @@ public final class PartitionLog {
         }
     }
 
-    private static void deleteSegmentFiles(Path log) throws IOException {
+    private void deleteSegmentFiles(Path log) throws IOException {
         String base = log.getFileName().toString().replace(".log", "");
         for (String ext : new String[] {".log", ".index", ".timeindex"}) {
-            Files.deleteIfExists(log.resolveSibling(base + ext));
+            disk.delete(log.resolveSibling(base + ext));
         }
     }
 
@@ -370,13 +457,13 @@ public final class PartitionLog {
         }
         // Everything in the old segment becomes durable before the checkpoint moves past it.
         s.flush();
-        LogSegment next = LogSegment.create(dir, leaderEpoch, logEndOffset, config.indexIntervalBytes());
-        AtomicFiles.fsyncDirectory(dir);
+        LogSegment next = LogSegment.create(disk, dir, leaderEpoch, logEndOffset, config.indexIntervalBytes());
+        disk.fsyncDirectory(dir);
         synchronized (flushLock) {
             segments.put(next.baseOffset(), next);
             active = next;
         }
-        AtomicFiles.write(dir.resolve(CHECKPOINT), Long.toString(next.baseOffset()).getBytes(StandardCharsets.UTF_8));
+        AtomicFiles.write(disk, dir.resolve(CHECKPOINT), Long.toString(next.baseOffset()).getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -671,8 +758,9 @@ public final class PartitionLog {
             checkFenceQuietly();
         }
         if (!fenced) {
-            AtomicFiles.write(dir.resolve(PRODUCER_STATE), Json.bytes(new ProducerSnapshot(logEndOffset, producers.snapshot())));
-            AtomicFiles.write(dir.resolve(CHECKPOINT), Long.toString(logEndOffset).getBytes(StandardCharsets.UTF_8));
+            AtomicFiles.write(disk, dir.resolve(PRODUCER_STATE),
+                    Json.bytes(new ProducerSnapshot(logEndOffset, leaderEpoch, producers.snapshot())));
+            AtomicFiles.write(disk, dir.resolve(CHECKPOINT), Long.toString(logEndOffset).getBytes(StandardCharsets.UTF_8));
         }
         for (LogSegment s : segments.values()) {
             s.close();

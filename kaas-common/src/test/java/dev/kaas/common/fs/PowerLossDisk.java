@@ -41,6 +41,12 @@ public final class PowerLossDisk implements Disk {
     private final List<String> forced = new ArrayList<>();
     private final AtomicLong generation = new AtomicLong();
     private int stepsUntilLoss = -1;
+    private volatile java.util.function.Consumer<String> beforeForce = name -> { };
+
+    /** Runs {@code hook} with the file's name at the start of every force: lets a test act "during" an fsync. */
+    public void beforeForce(java.util.function.Consumer<String> hook) {
+        this.beforeForce = hook;
+    }
 
     /**
      * Arms a power loss: the {@code steps}+1-th durable-state operation from now (open, write,
@@ -75,11 +81,16 @@ public final class PowerLossDisk implements Disk {
         Map<String, Inode> entries = track(dir);
         String name = file.getFileName().toString();
         // The model reads back what a force covered, so the real channel must be readable too.
+        // (READ cannot go with APPEND: the wrapper appends itself.)
         Set<OpenOption> opts = new HashSet<>(List.of(options));
+        boolean append = opts.remove(java.nio.file.StandardOpenOption.APPEND);
+        if (append) {
+            opts.add(java.nio.file.StandardOpenOption.WRITE);
+        }
         opts.add(java.nio.file.StandardOpenOption.READ);
         FileChannel real = FileChannel.open(file, opts);
         Inode inode = entries.computeIfAbsent(name, n -> new Inode());
-        LossyChannel ch = new LossyChannel(real, inode, name, generation.get());
+        LossyChannel ch = new LossyChannel(real, inode, name, generation.get(), append);
         open.add(ch);
         return ch;
     }
@@ -184,8 +195,10 @@ public final class PowerLossDisk implements Disk {
         private final Inode inode;
         private final String name;
         private final long gen;
+        private final boolean append;
 
-        LossyChannel(FileChannel real, Inode inode, String name, long gen) {
+        LossyChannel(FileChannel real, Inode inode, String name, long gen, boolean append) {
+            this.append = append;
             this.real = real;
             this.inode = inode;
             this.name = name;
@@ -215,12 +228,18 @@ public final class PowerLossDisk implements Disk {
         @Override
         public int write(ByteBuffer src) throws IOException {
             checkAlive();
+            if (append) {
+                real.position(real.size());
+            }
             return real.write(src);
         }
 
         @Override
         public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
             checkAlive();
+            if (append) {
+                real.position(real.size());
+            }
             return real.write(srcs, offset, length);
         }
 
@@ -249,6 +268,7 @@ public final class PowerLossDisk implements Disk {
 
         @Override
         public void force(boolean metaData) throws IOException {
+            beforeForce.accept(name);
             synchronized (PowerLossDisk.this) {
                 checkAlive();
                 real.force(metaData);
