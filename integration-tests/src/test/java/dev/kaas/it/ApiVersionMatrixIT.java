@@ -76,24 +76,213 @@ class ApiVersionMatrixIT {
         }
     }
 
-    static short max(ApiKeys key) throws Exception {
-        return served().stream().filter(v -> v.apiKey() == key.id).findFirst().orElseThrow().maxVersion();
+    /** The APIs kaas claims (compatibility.md). */
+    static final List<ApiKeys> CLAIMED = List.of(
+            ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.LIST_OFFSETS, ApiKeys.METADATA, ApiKeys.API_VERSIONS,
+            ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
+            ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP,
+            ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
+            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE);
+
+    /**
+     * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
+     * a handler whose range shrank would otherwise shrink the matrix with it.
+     */
+    static short max(ApiKeys key) {
+        return key.latestVersion(false);
     }
 
     @Test
     void theMatrixCoversEveryAdvertisedApi() throws Exception {
-        assertThat(served()).extracting(ApiVersion::apiKey).containsExactlyInAnyOrder(
-                ApiKeys.PRODUCE.id, ApiKeys.FETCH.id, ApiKeys.LIST_OFFSETS.id, ApiKeys.METADATA.id, ApiKeys.API_VERSIONS.id,
-                ApiKeys.CREATE_TOPICS.id, ApiKeys.DELETE_TOPICS.id, ApiKeys.INIT_PRODUCER_ID.id, ApiKeys.DESCRIBE_CONFIGS.id,
-                ApiKeys.FIND_COORDINATOR.id, ApiKeys.JOIN_GROUP.id, ApiKeys.SYNC_GROUP.id, ApiKeys.HEARTBEAT.id, ApiKeys.LEAVE_GROUP.id,
-                ApiKeys.OFFSET_COMMIT.id, ApiKeys.OFFSET_FETCH.id, ApiKeys.DESCRIBE_GROUPS.id, ApiKeys.LIST_GROUPS.id,
-                ApiKeys.DELETE_GROUPS.id, ApiKeys.OFFSET_DELETE.id);
+        assertThat(served()).extracting(ApiVersion::apiKey).containsExactlyInAnyOrderElementsOf(
+                CLAIMED.stream().map(k -> k.id).toList());
+    }
+
+    @Test
+    void everyClaimedApiIsAdvertisedWithApache37sStableRange() throws Exception {
+        Map<Short, ApiVersion> served = new java.util.HashMap<>();
+        served().forEach(v -> served.put(v.apiKey(), v));
+        for (ApiKeys key : CLAIMED) {
+            assertThat(served.get(key.id)).as("%s advertised", key).isNotNull();
+            assertThat(served.get(key.id).minVersion()).as("%s min", key).isEqualTo(key.oldestVersion());
+            assertThat(served.get(key.id).maxVersion()).as("%s max", key).isEqualTo(key.latestVersion(false));
+        }
+    }
+
+    @Test
+    void unknownTopicsAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            // Metadata v4+ can refuse auto-creation; before v4 Apache auto-creates, as kaas does.
+            for (short v = 4; v <= max(ApiKeys.METADATA); v++) {
+                var req = new MetadataRequestData().setAllowAutoTopicCreation(false);
+                req.topics().add(new MetadataRequestData.MetadataRequestTopic().setName("no-such-topic"));
+                var r = (MetadataResponse) c.send(ApiKeys.METADATA, v, req);
+                assertThat(Errors.forCode(r.data().topics().find("no-such-topic").errorCode())).as("metadata v%d", v)
+                        .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            for (short v = 0; v <= max(ApiKeys.PRODUCE); v++) {
+                byte magic = v <= 1 ? RecordBatch.MAGIC_VALUE_V0 : v == 2 ? RecordBatch.MAGIC_VALUE_V1 : RecordBatch.MAGIC_VALUE_V2;
+                MemoryRecords records = MemoryRecords.withRecords(magic, 0L, CompressionType.NONE, TimestampType.CREATE_TIME,
+                        new SimpleRecord(System.currentTimeMillis(), "k".getBytes(), "lost".getBytes()));
+                var req = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+                req.topicData().add(new ProduceRequestData.TopicProduceData().setName("no-such-topic").setPartitionData(
+                        List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records))));
+                var r = (ProduceResponse) c.send(ApiKeys.PRODUCE, v, req);
+                var p = r.data().responses().find("no-such-topic").partitionResponses().get(0);
+                assertThat(Errors.forCode(p.errorCode())).as("produce v%d", v).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            for (short v = 0; v <= max(ApiKeys.FETCH); v++) {
+                var req = new FetchRequestData().setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20).setSessionEpoch(-1);
+                var topic = new FetchRequestData.FetchTopic();
+                Uuid unknownId = Uuid.randomUuid();
+                if (v >= 13) {
+                    topic.setTopicId(unknownId);
+                } else {
+                    topic.setTopic("no-such-topic");
+                }
+                topic.partitions().add(new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20));
+                req.topics().add(topic);
+                if (v < 15) {
+                    req.setReplicaId(-1);
+                }
+                var r = (FetchResponse) c.send(ApiKeys.FETCH, v, req);
+                assertThat(Errors.forCode(r.data().errorCode())).as("fetch v%d top level", v).isEqualTo(Errors.NONE);
+                var pd = r.data().responses().get(0).partitions().get(0);
+                assertThat(Errors.forCode(pd.errorCode())).as("fetch v%d", v)
+                        .isEqualTo(v >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                if (v >= 13) {
+                    assertThat(r.data().responses().get(0).topicId()).isEqualTo(unknownId);
+                }
+            }
+            for (short v = 0; v <= max(ApiKeys.LIST_OFFSETS); v++) {
+                var req = new ListOffsetsRequestData().setReplicaId(-1);
+                req.topics().add(new ListOffsetsRequestData.ListOffsetsTopic().setName("no-such-topic").setPartitions(List.of(
+                        new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(-1).setMaxNumOffsets(1))));
+                var r = (ListOffsetsResponse) c.send(ApiKeys.LIST_OFFSETS, v, req);
+                assertThat(Errors.forCode(r.data().topics().get(0).partitions().get(0).errorCode())).as("list offsets v%d", v)
+                        .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_CONFIGS); v++) {
+                var req = new DescribeConfigsRequestData();
+                req.resources().add(new DescribeConfigsRequestData.DescribeConfigsResource()
+                        .setResourceType(ConfigResource.Type.TOPIC.id()).setResourceName("no-such-topic").setConfigurationKeys(null));
+                var r = (DescribeConfigsResponse) c.send(ApiKeys.DESCRIBE_CONFIGS, v, req);
+                assertThat(Errors.forCode(r.data().results().get(0).errorCode())).as("describe configs v%d", v)
+                        .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            for (short v = 0; v <= max(ApiKeys.DELETE_TOPICS); v++) {
+                var req = new DeleteTopicsRequestData().setTimeoutMs(30_000);
+                Uuid unknownId = Uuid.randomUuid();
+                if (v >= 6) {
+                    req.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(null).setTopicId(unknownId));
+                } else {
+                    req.topicNames().add("no-such-topic");
+                }
+                var r = (DeleteTopicsResponse) c.send(ApiKeys.DELETE_TOPICS, v, req);
+                assertThat(r.data().responses()).hasSize(1);
+                var result = r.data().responses().iterator().next();
+                assertThat(Errors.forCode(result.errorCode())).as("delete v%d", v)
+                        .isEqualTo(v >= 6 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                if (v >= 6) {
+                    assertThat(result.topicId()).isEqualTo(unknownId);
+                }
+            }
+        }
+    }
+
+    @Test
+    void deleteTopicsByIdAtV6() throws Exception {
+        Uuid id;
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("deleted-by-id", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            id = admin.describeTopics(List.of("deleted-by-id")).allTopicNames().get(30, TimeUnit.SECONDS).get("deleted-by-id").topicId();
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            var req = new DeleteTopicsRequestData().setTimeoutMs(30_000);
+            req.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(null).setTopicId(id));
+            var r = (DeleteTopicsResponse) c.send(ApiKeys.DELETE_TOPICS, (short) 6, req);
+            var result = r.data().responses().iterator().next();
+            assertThat(Errors.forCode(result.errorCode())).isEqualTo(Errors.NONE);
+            assertThat(result.topicId()).isEqualTo(id);
+            assertThat(result.name()).isEqualTo("deleted-by-id");
+        }
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("deleted-by-id") && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("deleted-by-id");
+        }
+    }
+
+    @Test
+    void metadataForAllTopicsAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.METADATA); v++) {
+                // v0: an empty list means all topics; v1+: null means all, an empty list none.
+                var all = new MetadataRequestData().setTopics(v == 0 ? new ArrayList<>() : null);
+                if (v >= 4) {
+                    all.setAllowAutoTopicCreation(false);
+                }
+                var r = (MetadataResponse) c.send(ApiKeys.METADATA, v, all);
+                var t = r.data().topics().find("matrix");
+                assertThat(t).as("all topics at v%d", v).isNotNull();
+                assertThat(t.errorCode()).isZero();
+                assertThat(t.partitions()).hasSize(1);
+                if (v >= 10) {
+                    assertThat(t.topicId()).isEqualTo(topicId);
+                }
+                if (v >= 1) {
+                    var none = (MetadataResponse) c.send(ApiKeys.METADATA, v, new MetadataRequestData().setTopics(new ArrayList<>())
+                            .setAllowAutoTopicCreation(v < 4));
+                    assertThat(none.data().topics()).as("no topics at v%d", v).isEmpty();
+                    assertThat(none.data().brokers()).hasSize(1);
+                }
+            }
+        }
+    }
+
+    @Test
+    void listOffsetsByTimestampFromV1() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("stamped", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            // One batch: Apache finds the first record at or after the timestamp, not only the batch.
+            MemoryRecords records = MemoryRecords.withRecords(RecordBatch.MAGIC_VALUE_V2, 0L, CompressionType.NONE, TimestampType.CREATE_TIME,
+                    new SimpleRecord(1_000L, null, "a".getBytes()), new SimpleRecord(3_000L, null, "b".getBytes()),
+                    new SimpleRecord(2_000L, null, "c".getBytes()));
+            var produce = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+            produce.topicData().add(new ProduceRequestData.TopicProduceData().setName("stamped").setPartitionData(
+                    List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records))));
+            var pr = (ProduceResponse) c.send(ApiKeys.PRODUCE, max(ApiKeys.PRODUCE), produce);
+            assertThat(pr.data().responses().find("stamped").partitionResponses().get(0).errorCode()).isZero();
+            for (short v = 1; v <= max(ApiKeys.LIST_OFFSETS); v++) {
+                // {timestamp asked, offset expected, timestamp expected}; -2 earliest, -3 max timestamp (v7+).
+                List<long[]> cases = new ArrayList<>(List.of(
+                        new long[] {500, 0, 1_000}, new long[] {1_500, 1, 3_000}, new long[] {3_000, 1, 3_000},
+                        new long[] {3_001, -1, -1}, new long[] {-2, 0, -1}));
+                if (v >= 7) {
+                    cases.add(new long[] {-3, 1, 3_000});
+                }
+                for (long[] k : cases) {
+                    var req = new ListOffsetsRequestData().setReplicaId(-1);
+                    req.topics().add(new ListOffsetsRequestData.ListOffsetsTopic().setName("stamped").setPartitions(List.of(
+                            new ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(0).setTimestamp(k[0]))));
+                    var r = (ListOffsetsResponse) c.send(ApiKeys.LIST_OFFSETS, v, req);
+                    var p = r.data().topics().get(0).partitions().get(0);
+                    assertThat(Errors.forCode(p.errorCode())).as("v%d at %d", v, k[0]).isEqualTo(Errors.NONE);
+                    assertThat(p.offset()).as("offset, v%d at %d", v, k[0]).isEqualTo(k[1]);
+                    assertThat(p.timestamp()).as("timestamp, v%d at %d", v, k[0]).isEqualTo(k[2]);
+                }
+            }
+        }
     }
 
     @Test
     void apiVersionsAtEveryVersion() throws Exception {
         try (RawClient c = new RawClient(cluster.kafkaPort())) {
-            for (short v = 0; v <= max(ApiKeys.API_VERSIONS); v++) {
+            for (short v = ApiKeys.API_VERSIONS.oldestVersion(); v <= max(ApiKeys.API_VERSIONS); v++) {
                 var req = new ApiVersionsRequestData();
                 if (v >= 3) {
                     req.setClientSoftwareName("matrix").setClientSoftwareVersion("1.0");

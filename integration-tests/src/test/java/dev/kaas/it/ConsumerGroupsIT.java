@@ -247,6 +247,25 @@ class ConsumerGroupsIT {
         }
     }
 
+    /** Waits until the members' own callbacks have handed out {@code partitions} partitions between them, none twice. */
+    static void awaitOwned(int partitions, Member... members) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            Set<TopicPartition> union = new HashSet<>();
+            int total = 0;
+            for (Member m : members) {
+                union.addAll(m.owned);
+                total += m.owned.size();
+            }
+            if (union.size() == partitions && total == partitions) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("members do not own " + partitions + " partitions between them: "
+                + java.util.Arrays.stream(members).map(m -> m.name + "=" + m.owned).toList());
+    }
+
     @Test
     void cooperativeStickyMembersKeepThePartitionsTheyStillOwn() throws Exception {
         String topic = "sticky";
@@ -256,15 +275,14 @@ class ConsumerGroupsIT {
         String assignor = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor";
         try (Member a = new Member("a", group, topic, assignor, seen); Member b = new Member("b", group, topic, assignor, seen)) {
             awaitStableWith(group, 2);
+            // STABLE on the coordinator comes before the members' SyncGroup answers reach onPartitionsAssigned.
+            awaitOwned(6, a, b);
             Set<TopicPartition> aBefore = Set.copyOf(a.owned);
             Set<TopicPartition> bBefore = Set.copyOf(b.owned);
             assertThat(aBefore.size() + bBefore.size()).isEqualTo(6);
             try (Member c = new Member("c", group, topic, assignor, seen)) {
                 awaitStableWith(group, 3);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (c.owned.size() != 2 && System.nanoTime() < deadline) {
-                    Thread.sleep(100);
-                }
+                awaitOwned(6, a, b, c);
                 assertThat(c.owned).hasSize(2);
                 // Incremental: nobody gave up a partition it kept, only the ones that moved to c.
                 for (Member m : List.of(a, b)) {
@@ -317,11 +335,43 @@ class ConsumerGroupsIT {
         assertThat(offsets).containsOnlyKeys(new TopicPartition("long-lived", 0));
     }
 
+    /*
+     * The data directory's layout, as far as group ids could reach it: __cluster holds a fixed set of names,
+     * group files are only slot-NN/fence and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
+     * top is a partition directory (<topic>-<topic id>/<partition>/files) or a broker's warm-up directory.
+     * Atomic writes may leave a hidden .<name>.tmp-<uuid> for a moment.
+     */
+    static final java.util.regex.Pattern TMP = java.util.regex.Pattern.compile("\\..+\\.tmp-[0-9a-f-]{36}");
+    static final java.util.regex.Pattern LAYOUT = java.util.regex.Pattern.compile(String.join("|",
+            "__cluster/(assignment\\.json|controller\\.lock|controller\\.lease|cluster\\.id)",
+            "__cluster/catalog/topics\\.json",
+            "__cluster/producer_ids/next-block\\.json",
+            "__cluster/groups/slot-[0-9]{2}/(fence|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
+            "(?!__)[a-zA-Z0-9._-]+/[0-9]+/[^/]+",
+            "__warmup-broker-[0-9]+/[0-9]+/[^/]+"));
+    static final java.util.regex.Pattern DIRECTORIES = java.util.regex.Pattern.compile(String.join("|",
+            "", "__cluster", "__cluster/(catalog|producer_ids|groups)", "__cluster/groups/slot-[0-9]{2}",
+            "(?!__)[a-zA-Z0-9._-]+(/[0-9]+)?", "__warmup-broker-[0-9]+(/[0-9]+)?"));
+
+    static List<String> outsideTheLayout(Path dataDir) throws Exception {
+        try (var all = Files.walk(dataDir)) {
+            return all.filter(p -> {
+                String rel = dataDir.relativize(p).toString().replace(java.io.File.separatorChar, '/');
+                if (Files.isDirectory(p)) {
+                    return !DIRECTORIES.matcher(rel).matches();
+                }
+                return !LAYOUT.matcher(rel).matches() && !TMP.matcher(p.getFileName().toString()).matches();
+            }).map(p -> dataDir.relativize(p).toString()).toList();
+        }
+    }
+
     @Test
     void hostileGroupIdsStayInsideTheDataDirectory() throws Exception {
         createTopic("hostile", 1);
         // 32767 bytes is the longest string the protocol can carry (a 32 KiB id cannot leave the client).
-        List<String> ids = List.of("a/b", "..", "../../escape", "nul\0id", "grüße-组", "x".repeat(32767));
+        // A group file lives at __cluster/groups/slot-NN/<name>: the ../ ids would land in __cluster, the data dir and beside it.
+        List<String> ids = List.of("a/b", "..", "../../escape", "../../../escape", "../../../../escape", "nul\0id",
+                "grüße-组", "x".repeat(32767));
         try (Admin admin = Admin.create(cluster.clientProps())) {
             for (String id : ids) {
                 admin.alterConsumerGroupOffsets(id, Map.of(new TopicPartition("hostile", 0), new OffsetAndMetadata(1)))
@@ -330,14 +380,15 @@ class ConsumerGroupsIT {
                         .containsEntry(new TopicPartition("hostile", 0), new OffsetAndMetadata(1));
             }
             var unknownTopic = admin.alterConsumerGroupOffsets("g", Map.of(new TopicPartition("no-such-topic", 0), new OffsetAndMetadata(1))).all();
-            assertThat(unknownTopic).failsWithin(30, TimeUnit.SECONDS);
+            // Apache: OffsetCommit to a topic the cluster does not have is UNKNOWN_TOPIC_OR_PARTITION.
+            assertThat(unknownTopic).failsWithin(30, TimeUnit.SECONDS).withThrowableThat()
+                    .withCauseInstanceOf(org.apache.kafka.common.errors.UnknownTopicOrPartitionException.class);
         }
+        assertThat(outsideTheLayout(cluster.dataDir())).as("files outside the data directory's layout").isEmpty();
         try (var beside = Files.list(cluster.dataDir().getParent())) {
-            assertThat(beside.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains("escape"));
-        }
-        try (var all = Files.walk(cluster.dataDir().resolve("__cluster/groups"))) {
-            assertThat(all.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
-                    .allMatch(n -> n.equals("fence") || n.matches("[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json"));
+            String data = cluster.dataDir().getFileName().toString();
+            assertThat(beside.map(p -> p.getFileName().toString())).as("beside the data directory")
+                    .allMatch(n -> n.equals(data) || n.equals(data + "-logs") || n.endsWith(".log"));
         }
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(consumerProps("", "org.apache.kafka.clients.consumer.RangeAssignor"),
                 new StringDeserializer(), new StringDeserializer())) {

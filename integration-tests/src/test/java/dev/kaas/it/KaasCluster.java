@@ -23,13 +23,18 @@ import java.util.concurrent.TimeUnit;
 public final class KaasCluster implements AutoCloseable {
     static final Path ROOT = Path.of(System.getProperty("kaas.root", "..")).toAbsolutePath().normalize();
     static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+    /** Starts tried before giving up when a port chosen at run time was taken before the process bound it. */
+    static final int BIND_ATTEMPTS = 5;
 
     private final Path dataDir;
     private final Path logDir;
-    private final int kafkaPort;
-    private final int brokerHttp = freePort();
-    private final int controllerHttp = freePort();
-    private final int controllerGrpc = freePort();
+    private int kafkaPort;
+    /** The test fixed the Kafka listeners: their ports are not this class's to change. */
+    private boolean listenersFixed;
+    private int brokerHttp = freePort();
+    private int controllerHttp = freePort();
+    private int controllerGrpc = freePort();
+    private boolean brokerWasReady;
     private final Map<String, String> brokerProps;
     private Process controller;
     private Process broker;
@@ -62,6 +67,7 @@ public final class KaasCluster implements AutoCloseable {
         KaasCluster c = new KaasCluster(dataDir, Map.of(), first);
         c.listeners = listeners;
         c.advertised = advertised;
+        c.listenersFixed = true;
         return launch(c);
     }
 
@@ -94,23 +100,58 @@ public final class KaasCluster implements AutoCloseable {
         return p;
     }
 
+    /*
+     * A free port is found by binding port 0 and closing it, so another process on the machine can take it
+     * before the child binds it. The children cannot report a port-0 choice back, so a start that fails on
+     * "address already in use" is retried with fresh ports for everything nobody has been told about yet.
+     */
     public void startController() throws Exception {
-        controller = launch("controller", jar("kaas-controller"), List.of(
-                "-Dquarkus.http.port=" + controllerHttp,
-                "-Dquarkus.grpc.server.port=" + controllerGrpc,
-                "-Dkaas.controller.startup-grace=1s"));
-        awaitReady(controller, controllerHttp, "controller");
+        for (int attempt = 1; ; attempt++) {
+            controller = launch("controller", jar("kaas-controller"), List.of(
+                    "-Dquarkus.http.port=" + controllerHttp,
+                    "-Dquarkus.grpc.server.port=" + controllerGrpc,
+                    "-Dkaas.controller.startup-grace=1s"));
+            try {
+                awaitReady(controller, controllerHttp, "controller", controllerLog());
+                return;
+            } catch (PortInUse e) {
+                if (attempt == BIND_ATTEMPTS) {
+                    throw e;
+                }
+                controllerHttp = freePort();
+                if (brokerStarts == 0) {
+                    controllerGrpc = freePort();
+                }
+            }
+        }
     }
 
     public void startBroker() throws Exception {
-        List<String> args = new ArrayList<>(List.of(
-                "-Dquarkus.http.port=" + brokerHttp,
-                "-Dquarkus.grpc.clients.controller.port=" + controllerGrpc,
-                "-Dkaas.broker.listeners=" + listeners,
-                "-Dkaas.broker.advertised-listeners=" + advertised));
-        brokerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
-        broker = launch("broker-" + (++brokerStarts), jar("kaas-broker"), args);
-        awaitReady(broker, brokerHttp, "broker");
+        for (int attempt = 1; ; attempt++) {
+            List<String> args = new ArrayList<>(List.of(
+                    "-Dquarkus.http.port=" + brokerHttp,
+                    "-Dquarkus.grpc.clients.controller.port=" + controllerGrpc,
+                    "-Dkaas.broker.listeners=" + listeners,
+                    "-Dkaas.broker.advertised-listeners=" + advertised));
+            brokerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
+            broker = launch("broker-" + (++brokerStarts), jar("kaas-broker"), args);
+            try {
+                awaitReady(broker, brokerHttp, "broker", brokerLog());
+                brokerWasReady = true;
+                return;
+            } catch (PortInUse e) {
+                if (attempt == BIND_ATTEMPTS) {
+                    throw e;
+                }
+                brokerHttp = freePort();
+                // Clients know the Kafka port once the broker has served: after that a restart keeps it.
+                if (!listenersFixed && !brokerWasReady) {
+                    kafkaPort = freePort();
+                    listeners = "PLAINTEXT://127.0.0.1:" + kafkaPort;
+                    advertised = listeners;
+                }
+            }
+        }
     }
 
     /** SIGKILL: no shutdown hook, no flush, no snapshot. */
@@ -181,12 +222,23 @@ public final class KaasCluster implements AutoCloseable {
         return pb.start();
     }
 
-    private static void awaitReady(Process p, int httpPort, String what) throws Exception {
+    /** A child exited during start-up because a port it was given had been taken in the meantime. */
+    static final class PortInUse extends IllegalStateException {
+        PortInUse(String message) {
+            super(message);
+        }
+    }
+
+    private static void awaitReady(Process p, int httpPort, String what, Path log) throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
-                throw new IllegalStateException(what + " exited during start-up with " + p.exitValue());
+                String message = what + " exited during start-up with " + p.exitValue();
+                if (Files.exists(log) && portTaken(Files.readString(log))) {
+                    throw new PortInUse(message + ": a port was taken (" + log + ")");
+                }
+                throw new IllegalStateException(message);
             }
             try {
                 var r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/q/health/ready"))
@@ -200,6 +252,11 @@ public final class KaasCluster implements AutoCloseable {
             Thread.sleep(100);
         }
         throw new IllegalStateException(what + " not ready within " + READY_TIMEOUT);
+    }
+
+    /** Vert.x/Netty and gRPC say "Address already in use"; Quarkus HTTP says the port "seems to be in use". */
+    static boolean portTaken(String log) {
+        return log.contains("already in use") || log.contains("seems to be in use");
     }
 
     public static int freePort() {

@@ -1,7 +1,6 @@
 package dev.kaas.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +14,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kafka-python (Debian's python3-kafka, not reachable from Maven): produce, consume in a group,
- * commit, rejoin and resume. Skips when the system Python has no kafka module.
+ * commit, rejoin and resume. Skips when the system Python has no kafka module, unless
+ * KAAS_REQUIRE_NATIVE_CLIENTS is set (.ci/run sets it).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class KafkaPythonIT {
@@ -34,7 +34,7 @@ class KafkaPythonIT {
 
     @Test
     void kafkaPythonConsumerGroupCommitsAndResumes() throws Exception {
-        assumeTrue(kafkaPythonPresent(), "kafka-python (python3-kafka) is not installed");
+        NativeClients.requirePresent(kafkaPythonPresent(), "kafka-python (python3-kafka)");
         Path script = tmp.resolve("kafka_python_group.py");
         try (var in = getClass().getResourceAsStream("/clients/kafka_python_group.py")) {
             Files.copy(in, script);

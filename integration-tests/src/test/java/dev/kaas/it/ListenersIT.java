@@ -19,13 +19,27 @@ class ListenersIT {
 
     @Test
     void eachListenerAdvertisesItsOwnEndpoint() throws Exception {
-        int[] kafka = {KaasCluster.freePort()};
-        int second = KaasCluster.freePort();
-        // The second listener advertises a host name of its own, as an internal listener would.
-        String listeners = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://127.0.0.1:" + second;
-        String advertised = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://broker-1.internal:" + second;
-        try (KaasCluster cluster = KaasCluster.startWithListeners(tmp.resolve("data"), listeners, advertised)) {
-            try (RawClient plain = new RawClient(cluster.kafkaPort()); RawClient internal = new RawClient(second)) {
+        int[] kafka = new int[1];
+        int second = 0;
+        KaasCluster started = null;
+        // The listener ports are chosen here, so a port taken before the broker bound it means choosing again.
+        for (int attempt = 1; started == null; attempt++) {
+            kafka[0] = KaasCluster.freePort();
+            second = KaasCluster.freePort();
+            // The second listener advertises a host name of its own, as an internal listener would.
+            String listeners = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://127.0.0.1:" + second;
+            String advertised = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://broker-1.internal:" + second;
+            try {
+                started = KaasCluster.startWithListeners(tmp.resolve("data-" + attempt), listeners, advertised);
+            } catch (KaasCluster.PortInUse e) {
+                if (attempt == KaasCluster.BIND_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+        int internalPort = second;
+        try (KaasCluster cluster = started) {
+            try (RawClient plain = new RawClient(cluster.kafkaPort()); RawClient internal = new RawClient(internalPort)) {
                 var a = (MetadataResponse) plain.send(ApiKeys.METADATA, (short) 12, new MetadataRequestData());
                 var b = (MetadataResponse) internal.send(ApiKeys.METADATA, (short) 12, new MetadataRequestData());
                 assertThat(a.data().brokers()).singleElement().satisfies(n -> {
@@ -34,7 +48,7 @@ class ListenersIT {
                 });
                 assertThat(b.data().brokers()).singleElement().satisfies(n -> {
                     assertThat(n.host()).isEqualTo("broker-1.internal");
-                    assertThat(n.port()).isEqualTo(second);
+                    assertThat(n.port()).isEqualTo(internalPort);
                 });
             }
         }

@@ -62,6 +62,22 @@ final class RawClient implements AutoCloseable {
         return ByteBuffer.wrap(body);
     }
 
+    /** True when the broker neither answered nor closed the connection for {@code quiet}. */
+    boolean silentFor(java.time.Duration quiet) throws IOException {
+        int before = socket.getSoTimeout();
+        socket.setSoTimeout((int) quiet.toMillis());
+        try {
+            in.read();
+            return false;
+        } catch (SocketTimeoutException quietAsExpected) {
+            return true;
+        } catch (IOException reset) {
+            return false;
+        } finally {
+            socket.setSoTimeout(before);
+        }
+    }
+
     /** True when the broker closed the connection (EOF or reset) within the socket timeout. */
     boolean closedByPeer() throws IOException {
         try {

@@ -323,8 +323,22 @@ class GroupShardTest {
         assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
         var rejoin = join(members.get(0).memberId(), null);
         assertThat(rejoin.get().generationId()).as("the last member rejoined: no wait").isEqualTo(2);
+    }
+
+    /*
+     * Apache 3.7 (GroupCoordinator.prepareRebalance → DelayedJoin.tryComplete): with no member left to wait for,
+     * the join completes at once, initNextGeneration finds no members and the group is Empty (generation 3); it
+     * stays Empty until the offsets-retention cleanup. kaas today stays PREPARING_REBALANCE for the rebalance
+     * timeout (prepareRebalance never checks hasAllMembersJoined), and would then drop the group (DEAD) at once.
+     */
+    @org.junit.jupiter.api.Disabled("kaas defect, issue 8: stays PREPARING_REBALANCE after the last member leaves; Apache is EMPTY at once")
+    @Test
+    void theLastMemberLeavingEmptiesTheGroupAtOnce() {
+        var members = stableGroupOfTwo();
+        shard.leave(G, List.of(new GroupShard.Leaving(members.get(1).memberId(), null, null)));
+        join(members.get(0).memberId(), null);
         shard.leave(G, List.of(new GroupShard.Leaving(members.get(0).memberId(), null, null)));
-        assertThat(shard.stateOf(G)).isIn(GroupState.PREPARING_REBALANCE, GroupState.EMPTY, GroupState.DEAD);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
     }
 
     @Test
