@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
@@ -30,8 +31,8 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /**
- * CreateTopics, forwarded to the controller. Checks that need no catalog happen here (replica
- * assignment, replication factor); the controller validates names, partitions and configs.
+ * CreateTopics, forwarded to the controller. Checks that need no catalog happen here (reserved
+ * internal names, replica assignment, replication factor); the controller validates names, partitions and configs.
  * Once created, the response waits (bounded by the request timeout) until this broker has
  * applied the assignment that contains the topics, so a follow-up Metadata sees them.
  *
@@ -61,7 +62,12 @@ public class CreateTopicsHandler implements ApiHandler {
         CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly());
         for (CreatableTopic t : data.topics()) {
             CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
-            if (!t.assignments().isEmpty()) {
+            if (Topic.isInternal(t.name())) {
+                // Apache creates these itself (and a user's CreateTopics then meets TOPIC_ALREADY_EXISTS);
+                // kaas has no such topics, so the names stay reserved (src/docs/compatibility.md).
+                r.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
+                        .setErrorMessage("Topic name " + t.name() + " is reserved: kaas keeps group offsets and transaction state in files, not in internal topics.");
+            } else if (!t.assignments().isEmpty()) {
                 r.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("kaas places partitions itself: manual replica assignment is not supported.");
             } else if (t.replicationFactor() == 0 || t.replicationFactor() < -1) {

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -66,6 +67,12 @@ public class MetadataHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         MetadataRequest req = (MetadataRequest) request;
         MetadataRequestData data = req.data();
+        InvalidRequestException invalid = unservable(req);
+        if (invalid != null) {
+            // Apache throws here, and the whole request is answered INVALID_REQUEST per topic
+            // (MetadataRequest.getErrorResponse, a null name sent back as "").
+            return CompletableFuture.failedFuture(invalid);
+        }
         Assignment a = view.assignment();
         MetadataResponseData resp = new MetadataResponseData()
                 .setClusterId(a.clusterId())
@@ -131,6 +138,25 @@ public class MetadataHandler implements ApiHandler {
                     }
                     return (ApiMessage) resp;
                 });
+    }
+
+    /**
+     * Apache 3.7's {@code handleTopicMetadataRequest}: versions 10 and 11 carry a topic id
+     * field but serve topics by name only, so a null name or a non-zero id is an invalid request.
+     */
+    static InvalidRequestException unservable(MetadataRequest req) {
+        if (req.isAllTopics() || req.version() >= 12) {
+            return null;
+        }
+        for (MetadataRequestData.MetadataRequestTopic t : req.data().topics()) {
+            if (t.name() == null) {
+                return new InvalidRequestException("Topic name can not be null for version " + req.version());
+            }
+            if (!Uuid.ZERO_UUID.equals(t.topicId())) {
+                return new InvalidRequestException("Topic IDs are not supported in requests for version " + req.version());
+            }
+        }
+        return null;
     }
 
     private static void addBrokers(MetadataResponseData resp, Assignment a, String listenerName) {

@@ -63,6 +63,28 @@ public interface BrokerConfig {
         @WithDefault("104857600")
         int socketRequestMaxBytes();
 
+        /**
+         * Broker-wide budget for request bytes being received or handled (Apache
+         * {@code queued.max.request.bytes}); when it is used up, connections stop reading until
+         * requests finish. Apache's default is -1 (unbounded); kaas bounds it by default at two
+         * maximum-size requests, so slow or hostile senders cannot grow the heap. Must be at
+         * least {@code socket-request-max-bytes}, or -1 for unbounded.
+         */
+        @WithDefault("209715200")
+        long queuedMaxRequestBytes();
+
+        /** Apache {@code connections.max.idle.ms}: a connection neither read nor written for this long is closed; 0 never. */
+        @WithDefault("10m")
+        Duration connectionsMaxIdle();
+
+        /** Apache {@code max.connections.per.ip}: connections above it from one address are closed when accepted. */
+        @WithDefault("2147483647")
+        int maxConnectionsPerIp();
+
+        /** Apache {@code fetch.max.bytes}: a Fetch response holds at most this many record bytes (the first batch whole, KIP-74). */
+        @WithDefault("57671680")
+        int fetchMaxBytes();
+
         /** Apache {@code auto.create.topics.enable}. */
         @WithDefault("true")
         boolean autoCreateTopicsEnable();

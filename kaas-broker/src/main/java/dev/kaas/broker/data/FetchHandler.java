@@ -1,6 +1,7 @@
 package dev.kaas.broker.data;
 
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.MessageFormats;
@@ -39,6 +40,11 @@ import org.jboss.logging.Logger;
  * FETCH_SESSION_ID_NOT_FOUND. Reads run on the storage pool. A fetch with fewer than
  * {@code min_bytes} available parks in {@link FetchWaiters} until a high watermark it reads
  * moves or {@code max_wait_ms} passes.
+ *
+ * <p>Size: a response holds at most {@link #responseBudget} record bytes, the request's
+ * {@code max_bytes} capped by the broker's {@code fetch.max.bytes} as in Apache, except that the
+ * first non-empty partition's first batch is returned whole (KIP-74) so a consumer always makes
+ * progress. The cap also bounds the heap a v0-3 response is built in (down-conversion).
  */
 @ApplicationScoped
 public class FetchHandler implements ApiHandler {
@@ -47,12 +53,24 @@ public class FetchHandler implements ApiHandler {
     private final Partitions partitions;
     private final ClusterView view;
     private final FetchWaiters waiters;
+    private final int fetchMaxBytes;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Partitions.named("kaas-fetch-timer"));
 
-    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters) {
+    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters, BrokerConfig config) {
         this.partitions = partitions;
         this.view = view;
         this.waiters = waiters;
+        this.fetchMaxBytes = config.broker().fetchMaxBytes();
+    }
+
+    /**
+     * Record bytes one response may hold, as Apache's {@code KafkaApis.handleFetchRequest}:
+     * {@code min(max_bytes, fetch.max.bytes)}. Before v3 a request has no {@code max_bytes}, so
+     * the broker's limit alone applies.
+     */
+    static int responseBudget(short version, int requestMaxBytes, int fetchMaxBytes) {
+        int requested = version >= 3 ? requestMaxBytes : Integer.MAX_VALUE;
+        return Math.min(requested, fetchMaxBytes);
     }
 
     void onStop(@Observes ShutdownEvent ev) {
@@ -123,7 +141,9 @@ public class FetchHandler implements ApiHandler {
                 result.completeExceptionally(e);
                 return;
             }
-            boolean enough = c.bytes >= Math.max(1, data.minBytes()) || c.error || data.maxWaitMs() <= 0 || expired;
+            // As Apache: min_bytes above the response budget could never be met.
+            int minBytes = Math.min(data.minBytes(), responseBudget(version, data.maxBytes(), fetchMaxBytes));
+            boolean enough = c.bytes >= Math.max(1, minBytes) || c.error || data.maxWaitMs() <= 0 || expired;
             if (enough) {
                 finish();
                 result.complete(c.response);
@@ -152,7 +172,7 @@ public class FetchHandler implements ApiHandler {
         private Collected collect() throws Exception {
             FetchResponseData resp = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(0);
             boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
-            int budget = version >= 3 ? data.maxBytes() : Integer.MAX_VALUE;
+            int budget = responseBudget(version, data.maxBytes(), fetchMaxBytes);
             int total = 0;
             boolean error = false;
             List<TopicPartition> tps = new ArrayList<>();

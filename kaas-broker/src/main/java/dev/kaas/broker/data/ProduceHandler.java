@@ -8,7 +8,12 @@ import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -16,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceResponse;
@@ -50,54 +56,97 @@ public class ProduceHandler implements ApiHandler {
         return ApiKeys.PRODUCE;
     }
 
+    /**
+     * As Apache 3.7's {@code KafkaApis.handleProduceRequest}: partitions are collected into maps
+     * keyed by topic-partition, so a partition named twice in one request is appended once, with
+     * its last occurrence's records, and answered once. An outcome decided before appending (an
+     * unknown or internal topic, invalid records) overrides the append's in the answer, as
+     * Apache's {@code responseStatus ++ nonExisting ++ invalid} does. {@code __consumer_offsets}
+     * and {@code __transaction_state} are refused with INVALID_TOPIC_EXCEPTION, as Apache's
+     * {@code ReplicaManager} refuses client appends to internal topics: kaas keeps that state in
+     * files (non-goals: internal topics).
+     */
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ProduceRequestData data = ((ProduceRequest) request).data();
         short acks = data.acks();
-        ProduceResponseData resp = new ProduceResponseData().setThrottleTimeMs(0);
-        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        Set<TopicPartition> order = new LinkedHashSet<>();
+        Map<TopicPartition, PartitionProduceResponse> nonExisting = new HashMap<>();
+        Map<TopicPartition, PartitionProduceResponse> invalid = new HashMap<>();
+        Map<TopicPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
         for (ProduceRequestData.TopicProduceData t : data.topicData()) {
-            TopicProduceResponse tr = new TopicProduceResponse().setName(t.name());
-            resp.responses().add(tr);
             for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
-                PartitionProduceResponse pr = new PartitionProduceResponse().setIndex(p.index())
-                        .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
-                tr.partitionResponses().add(pr);
-                if (acks != 0 && acks != 1 && acks != -1) {
-                    pr.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
+                TopicPartition tp = new TopicPartition(t.name(), p.index());
+                order.add(tp);
+                if (Topic.isInternal(t.name())) {
+                    nonExisting.put(tp, failed(tp, Errors.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + t.name()));
                     continue;
                 }
-                TopicPartition tp = new TopicPartition(t.name(), p.index());
-                Replica replica = partitions.get(tp);
-                if (replica == null) {
+                if (partitions.get(tp) == null) {
                     var topic = view.topic(t.name());
                     boolean known = topic != null && p.index() >= 0 && p.index() < topic.partitions().size();
-                    pr.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
-                    continue;
+                    if (!known) {
+                        nonExisting.put(tp, failed(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+                        continue;
+                    }
                 }
                 if (!(p.records() instanceof MemoryRecords records)) {
-                    pr.setErrorCode(Errors.CORRUPT_MESSAGE.code());
+                    invalid.put(tp, failed(tp, Errors.CORRUPT_MESSAGE, null));
                     continue;
                 }
-                String invalid = ctx.apiVersion() >= 3 ? singleV2Batch(records) : null;
-                if (invalid != null) {
-                    pr.setErrorCode(Errors.INVALID_RECORD.code()).setErrorMessage(invalid);
+                String bad = ctx.apiVersion() >= 3 ? singleV2Batch(records) : null;
+                if (bad != null) {
+                    invalid.put(tp, failed(tp, Errors.INVALID_RECORD, bad));
                     continue;
                 }
-                pending.add(append(replica, records, acks, data.timeoutMs(), pr));
+                toAppend.put(tp, records);
             }
+        }
+        Map<TopicPartition, PartitionProduceResponse> appended = new HashMap<>();
+        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        for (Map.Entry<TopicPartition, MemoryRecords> e : toAppend.entrySet()) {
+            TopicPartition tp = e.getKey();
+            if (acks != 0 && acks != 1 && acks != -1) {
+                appended.put(tp, failed(tp, Errors.INVALID_REQUIRED_ACKS, null));
+                continue;
+            }
+            Replica replica = partitions.get(tp);
+            if (replica == null) {
+                appended.put(tp, failed(tp, Errors.NOT_LEADER_OR_FOLLOWER, null));
+                continue;
+            }
+            PartitionProduceResponse pr = new PartitionProduceResponse().setIndex(tp.partition())
+                    .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
+            appended.put(tp, pr);
+            pending.add(append(replica, e.getValue(), acks, data.timeoutMs(), pr));
         }
         CompletableFuture<Void> all = CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
         return all.thenApply(v -> {
+            ProduceResponseData resp = new ProduceResponseData().setThrottleTimeMs(0);
+            boolean failed = false;
+            for (TopicPartition tp : order) {
+                PartitionProduceResponse pr = invalid.getOrDefault(tp, nonExisting.getOrDefault(tp, appended.get(tp)));
+                failed |= pr.errorCode() != Errors.NONE.code();
+                TopicProduceResponse tr = resp.responses().find(tp.topic());
+                if (tr == null) {
+                    tr = new TopicProduceResponse().setName(tp.topic());
+                    resp.responses().add(tr);
+                }
+                tr.partitionResponses().add(pr);
+            }
             if (acks != 0) {
                 return resp;
             }
-            boolean failed = resp.responses().stream().flatMap(t -> t.partitionResponses().stream()).anyMatch(p -> p.errorCode() != 0);
             if (failed) {
                 throw new CloseConnection("acks=0 produce failed");
             }
             return null;
         });
+    }
+
+    private static PartitionProduceResponse failed(TopicPartition tp, Errors error, String message) {
+        return new PartitionProduceResponse().setIndex(tp.partition()).setErrorCode(error.code()).setErrorMessage(message)
+                .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
     }
 
     /** Apache's rule for Produce v3+: exactly one batch per partition, and it is magic v2. */

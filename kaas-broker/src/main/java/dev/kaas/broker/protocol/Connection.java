@@ -4,214 +4,151 @@ import dev.kaas.broker.storage.FileSlice;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.impl.NetSocketInternal;
-import io.vertx.core.parsetools.RecordParser;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.ApiMessage;
-import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.requests.AbstractRequest;
-import org.apache.kafka.common.requests.RequestHeader;
+import java.util.concurrent.Executor;
 import org.jboss.logging.Logger;
 
 /**
- * One client connection: framing, decode, dispatch, ordered responses. Lives on one event loop
- * (see package-info). Framing is defensive as Apache's {@code NetworkReceive}: the 4-byte size
- * is checked against {@code socket.request.max.bytes} before any body buffer exists, and a
- * frame that cannot be parsed closes the connection without a word, as Apache does.
+ * Binds one client socket to its {@link FrameDecoder} and {@link RequestPipeline}: bytes in,
+ * frames to the pipeline while it accepts them, responses out, and reading paused whenever the
+ * pipeline is full, the write queue is full or the request-memory budget is exhausted. Lives on
+ * one event loop (see package-info).
  */
-final class Connection {
+final class Connection implements RequestPipeline.Transport {
     private static final Logger LOG = Logger.getLogger(Connection.class);
-    private static final int HEADER_MIN = 8;
 
     private final NetSocket socket;
     private final Context context;
-    private final ApiRegistry registry;
-    private final String listenerName;
-    private final int maxFrameBytes;
-    private final int maxInFlight;
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-    private RecordParser parser;
-    private boolean readingSize = true;
+    private final FrameDecoder decoder;
+    private final RequestPipeline pipeline;
+    private final Runnable onClosed;
+    private final String clientHost;
+    /** Registered with the memory budget while a frame waits for bytes; runs on the releasing thread. */
+    private final Runnable memoryAvailable;
     private boolean paused;
+    private boolean draining;
     private boolean closed;
 
-    private static final class Pending {
-        final RequestHeader header;
-        final AbstractRequest request;
-        final short responseVersion;
-        boolean done;
-        ApiMessage response;
-
-        Pending(RequestHeader header, AbstractRequest request, short responseVersion) {
-            this.header = header;
-            this.request = request;
-            this.responseVersion = responseVersion;
-        }
-    }
-
-    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes, int maxInFlight) {
+    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
+            int maxInFlight, RequestMemory memory, Runnable onClosed) {
         this.socket = socket;
         this.context = context;
-        this.registry = registry;
-        this.listenerName = listenerName;
-        this.maxFrameBytes = maxFrameBytes;
-        this.maxInFlight = maxInFlight;
+        this.onClosed = onClosed;
+        this.clientHost = "/" + socket.remoteAddress().hostAddress();
+        this.decoder = new FrameDecoder(maxFrameBytes, memory);
+        Executor loop = task -> {
+            if (Context.isOnEventLoopThread() && context == Vertx.currentContext()) {
+                task.run();
+            } else {
+                context.runOnContext(v -> task.run());
+            }
+        };
+        this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight);
+        this.memoryAvailable = () -> context.runOnContext(v -> drain());
     }
 
     void start() {
-        parser = RecordParser.newFixed(4, this::onChunk);
-        socket.handler(parser);
-        socket.closeHandler(v -> closed = true);
+        socket.handler(this::onBytes);
+        socket.closeHandler(v -> {
+            closed = true;
+            pipeline.onClosed();
+            decoder.close(memoryAvailable);
+            onClosed.run();
+        });
         socket.exceptionHandler(e -> {
-            LOG.debugf(e, "connection error client=%s", socket.remoteAddress());
+            LOG.debugf(e, "connection error client=%s", clientHost);
             close();
         });
-        socket.drainHandler(v -> maybeResume());
+        socket.drainHandler(v -> pipeline.onWritable());
     }
 
-    private void onChunk(Buffer chunk) {
+    private void onBytes(Buffer bytes) {
         if (closed) {
             return;
         }
-        if (readingSize) {
-            int size = chunk.getInt(0);
-            if (size < HEADER_MIN || size > maxFrameBytes) {
-                LOG.debugf("closing connection: invalid frame size %d (max %d) client=%s", size, maxFrameBytes, socket.remoteAddress());
-                close();
-                return;
-            }
-            readingSize = false;
-            parser.fixedSizeMode(size);
-        } else {
-            readingSize = true;
-            parser.fixedSizeMode(4);
-            onFrame(chunk.getByteBuf().nioBuffer());
-        }
+        // Vert.x hands over a copy of the bytes it read, so the decoder may keep the buffer.
+        decoder.append(bytes.getByteBuf().nioBuffer());
+        drain();
     }
 
-    private void onFrame(ByteBuffer frame) {
-        short keyId = frame.getShort(0);
-        short version = frame.getShort(2);
-        if (!ApiKeys.hasId(keyId)) {
-            LOG.debugf("closing connection: unknown api key %d client=%s", keyId, socket.remoteAddress());
-            close();
+    /** Hands complete frames to the pipeline while it accepts them, then reads only if it may. */
+    private void drain() {
+        if (draining || closed) {
+            // A response written while draining asked for more: the loop below already continues.
             return;
         }
-        ApiKeys key = ApiKeys.forId(keyId);
-        RequestHeader header;
+        draining = true;
         try {
-            header = RequestHeader.parse(frame);
-        } catch (RuntimeException e) {
-            LOG.debugf("closing connection: bad request header for %s client=%s: %s", key, socket.remoteAddress(), e.getMessage());
-            close();
-            return;
-        }
-        if (!registry.supports(key, version)) {
-            if (key == ApiKeys.API_VERSIONS) {
-                // KIP-511: answer in v0 with the ranges we serve, so the client can pick one.
-                Pending p = new Pending(header, null, (short) 0);
-                p.done = true;
-                p.response = ApiVersionsHandler.response(registry, Errors.UNSUPPORTED_VERSION);
-                pending.add(p);
-                flushResponses();
-                return;
+            while (!closed && pipeline.accepting()) {
+                FrameDecoder.Frame frame = decoder.poll(memoryAvailable);
+                if (frame == null) {
+                    break;
+                }
+                pipeline.onFrame(frame);
             }
-            LOG.debugf("closing connection: %s v%d is not served client=%s", key, version, socket.remoteAddress());
+        } catch (FrameDecoder.InvalidFrameException e) {
+            LOG.debugf("closing connection: %s client=%s", e.getMessage(), clientHost);
             close();
-            return;
+        } finally {
+            draining = false;
         }
-        AbstractRequest request;
-        try {
-            request = AbstractRequest.parseRequest(key, version, frame).request;
-        } catch (RuntimeException e) {
-            LOG.debugf("closing connection: unparsable %s v%d client=%s: %s", key, version, socket.remoteAddress(), e.getMessage());
-            close();
-            return;
-        }
-        Pending p = new Pending(header, request, version);
-        pending.add(p);
-        if (pending.size() >= maxInFlight && !paused) {
+        boolean read = !closed && pipeline.accepting() && !decoder.awaitingMemory();
+        if (read && paused) {
+            paused = false;
+            socket.resume();
+        } else if (!read && !paused && !closed) {
             paused = true;
             socket.pause();
         }
-        CompletionStage<ApiMessage> stage;
-        try {
-            stage = registry.handler(key).handle(new RequestContext(header, listenerName, "/" + socket.remoteAddress().hostAddress()), request);
-        } catch (Throwable t) {
-            stage = CompletableFuture.failedFuture(t);
-        }
-        stage.whenComplete((msg, err) -> {
-            if (Context.isOnEventLoopThread() && context == io.vertx.core.Vertx.currentContext()) {
-                complete(p, msg, err);
-            } else {
-                context.runOnContext(v -> complete(p, msg, err));
-            }
-        });
     }
 
-    private void complete(Pending p, ApiMessage msg, Throwable err) {
-        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
-        if (cause instanceof CloseConnection) {
-            LOG.debugf("closing connection: %s client=%s", cause.getMessage(), socket.remoteAddress());
-            // Answer what came before, then close: later requests on this connection are dropped with it.
-            p.done = true;
-            p.response = null;
-            flushResponses();
-            close();
-            return;
+    @Override
+    public void readable(boolean readable) {
+        if (readable) {
+            drain();
+        } else if (!paused && !closed) {
+            paused = true;
+            socket.pause();
         }
-        p.done = true;
-        if (err != null) {
-            p.response = errorResponse(p, err);
-        } else {
-            p.response = msg;
-        }
-        flushResponses();
     }
 
-    private ApiMessage errorResponse(Pending p, Throwable err) {
-        Throwable cause = err;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        if (!(cause instanceof ApiException)) {
-            LOG.errorf(cause, "request failed api=%s version=%d correlation=%d client=%s",
-                    p.header.apiKey(), p.header.apiVersion(), p.header.correlationId(), socket.remoteAddress());
-        }
-        return p.request.getErrorResponse(0, cause).data();
+    @Override
+    public void write(ByteBuffer bytes) {
+        socket.write(Buffer.buffer(Unpooled.wrappedBuffer(bytes)));
     }
 
-    private void flushResponses() {
-        while (!pending.isEmpty() && pending.peek().done) {
-            Pending p = pending.poll();
-            if (p.response == null || closed) {
-                continue;
-            }
-            try {
-                for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
-                    if (part instanceof FileSlice slice) {
-                        // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the buffers around it.
-                        ((NetSocketInternal) socket).writeMessage(new SegmentRegion(slice));
-                    } else {
-                        socket.write(Buffer.buffer(Unpooled.wrappedBuffer((ByteBuffer) part)));
-                    }
-                }
-            } catch (RuntimeException e) {
-                LOG.errorf(e, "could not encode response api=%s version=%d", p.header.apiKey(), p.responseVersion);
-                close();
-                return;
-            }
+    @Override
+    public void write(FileSlice slice) {
+        // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the
+        // buffers around it. Vert.x 4's public API only sends files by path (NetSocket.sendFile
+        // opens the file again on every call, and a segment may be deleted by retention after
+        // its slice was read); writing a Netty FileRegion over the segment's open channel needs
+        // NetSocketInternal.writeMessage. This cast is the only use of a Vert.x internal type.
+        ((NetSocketInternal) socket).writeMessage(new SegmentRegion(slice));
+    }
+
+    @Override
+    public boolean writeQueueFull() {
+        return socket.writeQueueFull();
+    }
+
+    @Override
+    public String clientHost() {
+        return clientHost;
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            pipeline.onClosed();
+            decoder.close(memoryAvailable);
+            socket.close();
         }
-        maybeResume();
     }
 
     /** A file region over a segment's channel that must not close it: the segment owns the channel. */
@@ -223,23 +160,6 @@ final class Connection {
         @Override
         protected void deallocate() {
             // The segment closes its channel when the partition closes.
-        }
-    }
-
-    private void maybeResume() {
-        if (paused && !closed && pending.size() < maxInFlight && !socket.writeQueueFull()) {
-            paused = false;
-            socket.resume();
-        } else if (!paused && socket.writeQueueFull()) {
-            paused = true;
-            socket.pause();
-        }
-    }
-
-    private void close() {
-        if (!closed) {
-            closed = true;
-            socket.close();
         }
     }
 }

@@ -27,14 +27,24 @@ public class KafkaListeners {
     private final BrokerConfig config;
     private final ApiRegistry registry;
     private final List<String> deployments = new ArrayList<>();
+    private final RequestMemory memory;
+    private final ConnectionLimits limits;
 
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry) {
         this.vertx = vertx;
         this.config = config;
         this.registry = registry;
+        this.memory = new RequestMemory(config.broker().queuedMaxRequestBytes());
+        this.limits = new ConnectionLimits(config.broker().maxConnectionsPerIp());
     }
 
     void onStart(@Observes StartupEvent ev) throws Exception {
+        long queued = config.broker().queuedMaxRequestBytes();
+        if (queued > 0 && queued < config.broker().socketRequestMaxBytes()) {
+            // Reservations are strict (RequestMemory), so a maximum-size frame must fit the budget.
+            throw new IllegalArgumentException("kaas.broker.queued-max-request-bytes (" + queued
+                    + ") must be at least kaas.broker.socket-request-max-bytes (" + config.broker().socketRequestMaxBytes() + ") or -1");
+        }
         for (ListenerSpec spec : ListenerSpec.parseList(config.broker().listeners())) {
             int instances = Math.max(1, Runtime.getRuntime().availableProcessors());
             String id = vertx.deployVerticle(() -> new ListenerVerticle(spec), new DeploymentOptions().setInstances(instances))
@@ -65,9 +75,23 @@ public class KafkaListeners {
         public void start(Promise<Void> started) {
             var options = new NetServerOptions().setHost(spec.host()).setPort(spec.port())
                     .setTcpNoDelay(true).setReuseAddress(true).setReusePort(false);
+            long idleMs = config.broker().connectionsMaxIdle().toMillis();
+            if (idleMs > 0) {
+                // Apache connections.max.idle.ms: neither read nor written for that long closes the socket.
+                options.setIdleTimeout((int) Math.min(Integer.MAX_VALUE, idleMs)).setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
+            }
             vertx.createNetServer(options)
-                    .connectHandler(socket -> new Connection(socket, context, registry, spec.name(),
-                            config.broker().socketRequestMaxBytes(), config.broker().maxInFlightPerConnection()).start())
+                    .connectHandler(socket -> {
+                        String ip = socket.remoteAddress().hostAddress();
+                        if (!limits.tryOpen(ip)) {
+                            LOG.debugf("closing connection: max.connections.per.ip (%d) reached client=/%s",
+                                    config.broker().maxConnectionsPerIp(), ip);
+                            socket.close();
+                            return;
+                        }
+                        new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
+                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip)).start();
+                    })
                     .listen()
                     .<Void>mapEmpty()
                     .onComplete(started);

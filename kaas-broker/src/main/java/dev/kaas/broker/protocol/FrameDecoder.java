@@ -1,0 +1,150 @@
+package dev.kaas.broker.protocol;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+
+/**
+ * Splits one connection's byte stream into request frames (4-byte size, then that many bytes),
+ * defensively as Apache's {@code NetworkReceive}: the size is checked against
+ * {@code socket.request.max.bytes} and the frame's bytes are reserved from the broker-wide
+ * {@link RequestMemory} before any body buffer exists. Pull-based, so the connection takes
+ * frames only while it may have more requests in flight, and testable without sockets.
+ *
+ * <p>Not thread-safe: one per connection, used on its event loop.
+ */
+final class FrameDecoder {
+    /** api key, api version and correlation id: the least a request header holds. */
+    static final int HEADER_MIN = 8;
+
+    private final int maxFrameBytes;
+    private final RequestMemory memory;
+    private final ArrayDeque<ByteBuffer> input = new ArrayDeque<>();
+    private final ByteBuffer sizeField = ByteBuffer.allocate(4);
+    private int announced = -1;
+    private ByteBuffer body;
+    private boolean awaitingMemory;
+    private boolean closed;
+
+    FrameDecoder(int maxFrameBytes, RequestMemory memory) {
+        this.maxFrameBytes = maxFrameBytes;
+        this.memory = memory;
+    }
+
+    /** A frame's bytes, which hold {@link #reserved} bytes of the budget until {@link #release()}. */
+    static final class Frame {
+        private final ByteBuffer buffer;
+        private final RequestMemory memory;
+        private boolean released;
+
+        Frame(ByteBuffer buffer, RequestMemory memory) {
+            this.buffer = buffer;
+            this.memory = memory;
+        }
+
+        ByteBuffer buffer() {
+            return buffer;
+        }
+
+        int reserved() {
+            return buffer.capacity();
+        }
+
+        /** Idempotent: the request is done with its bytes. */
+        void release() {
+            if (!released) {
+                released = true;
+                memory.release(buffer.capacity());
+            }
+        }
+    }
+
+    /** A size no request can have: the connection must close, as Apache's {@code InvalidReceiveException}. */
+    static final class InvalidFrameException extends Exception {
+        InvalidFrameException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Takes received bytes (the buffer is kept, not copied, until its bytes are consumed). */
+    void append(ByteBuffer bytes) {
+        if (!closed && bytes.hasRemaining()) {
+            input.add(bytes);
+        }
+    }
+
+    /** True while a frame's size is known but the budget cannot cover it yet. */
+    boolean awaitingMemory() {
+        return awaitingMemory;
+    }
+
+    /** Bytes received but not yet part of a frame (held only while reading is paused). */
+    int buffered() {
+        return input.stream().mapToInt(ByteBuffer::remaining).sum();
+    }
+
+    /**
+     * The next complete frame, or null when more bytes are needed or the budget is exhausted
+     * (then {@code onMemory} runs once when bytes are released, and the caller polls again).
+     */
+    Frame poll(Runnable onMemory) throws InvalidFrameException {
+        if (closed) {
+            return null;
+        }
+        if (announced < 0) {
+            if (!fill(sizeField)) {
+                return null;
+            }
+            sizeField.flip();
+            int size = sizeField.getInt();
+            sizeField.clear();
+            if (size < HEADER_MIN || size > maxFrameBytes) {
+                throw new InvalidFrameException("invalid frame size " + size + " (max " + maxFrameBytes + ")");
+            }
+            announced = size;
+        }
+        if (body == null) {
+            if (!memory.tryReserve(announced, onMemory)) {
+                awaitingMemory = true;
+                return null;
+            }
+            awaitingMemory = false;
+            body = ByteBuffer.allocate(announced);
+        }
+        if (!fill(body)) {
+            return null;
+        }
+        Frame frame = new Frame(body.flip(), memory);
+        body = null;
+        announced = -1;
+        return frame;
+    }
+
+    /** The connection closed: gives back the reservation of a partly received frame. */
+    void close(Runnable onMemory) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        input.clear();
+        memory.cancel(onMemory);
+        if (body != null) {
+            memory.release(body.capacity());
+            body = null;
+        }
+    }
+
+    private boolean fill(ByteBuffer target) {
+        while (target.hasRemaining() && !input.isEmpty()) {
+            ByteBuffer head = input.peek();
+            int n = Math.min(head.remaining(), target.remaining());
+            ByteBuffer part = head.slice();
+            part.limit(n);
+            target.put(part);
+            head.position(head.position() + n);
+            if (!head.hasRemaining()) {
+                input.poll();
+            }
+        }
+        return !target.hasRemaining();
+    }
+}

@@ -1,0 +1,227 @@
+package dev.kaas.broker.protocol;
+
+import dev.kaas.broker.storage.FileSlice;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.jboss.logging.Logger;
+
+/**
+ * One connection's requests between the frame decoder and the socket: header and body decode,
+ * dispatch, and responses written strictly in request order (clients match responses to requests
+ * by order). At most {@code maxInFlight} requests are decoded and not yet answered; the
+ * connection reads only while {@link #accepting()}. A frame that cannot be parsed closes the
+ * connection without a word, as Apache does.
+ *
+ * <p>Runs on the connection's event loop; handler completions may arrive on any thread and hop
+ * back through {@code loop} before touching this state.
+ */
+final class RequestPipeline {
+    private static final Logger LOG = Logger.getLogger(RequestPipeline.class);
+
+    /** What the pipeline needs from the socket; the Vert.x binding is {@link Connection}. */
+    interface Transport {
+        void write(ByteBuffer bytes);
+
+        /** Sends segment bytes without a copy through the heap (sendfile), in order with the other writes. */
+        void write(FileSlice slice);
+
+        boolean writeQueueFull();
+
+        /** The pipeline may take more frames (true) or not (false); the transport pauses or resumes reading. */
+        void readable(boolean readable);
+
+        void close();
+
+        /** The peer as Apache reports it to group tools ({@code /127.0.0.1}). */
+        String clientHost();
+    }
+
+    private final Transport transport;
+    private final Executor loop;
+    private final ApiRegistry registry;
+    private final String listenerName;
+    private final int maxInFlight;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private boolean closed;
+    /** A request asked to close the connection: nothing more is read; earlier requests are still answered. */
+    private boolean closing;
+
+    private static final class Pending {
+        final RequestHeader header;
+        final AbstractRequest request;
+        final short responseVersion;
+        final FrameDecoder.Frame frame;
+        boolean done;
+        boolean closeAfter;
+        ApiMessage response;
+
+        Pending(RequestHeader header, AbstractRequest request, short responseVersion, FrameDecoder.Frame frame) {
+            this.header = header;
+            this.request = request;
+            this.responseVersion = responseVersion;
+            this.frame = frame;
+        }
+    }
+
+    RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight) {
+        this.transport = transport;
+        this.loop = loop;
+        this.registry = registry;
+        this.listenerName = listenerName;
+        this.maxInFlight = maxInFlight;
+    }
+
+    /** True while another request may be read: fewer than the limit in flight and the socket's write queue has room. */
+    boolean accepting() {
+        return !closed && !closing && pending.size() < maxInFlight && !transport.writeQueueFull();
+    }
+
+    int inFlight() {
+        return pending.size();
+    }
+
+    /** Takes one frame; its memory is released once its response is decided. */
+    void onFrame(FrameDecoder.Frame frame) {
+        if (closed || closing) {
+            frame.release();
+            return;
+        }
+        ByteBuffer buf = frame.buffer();
+        short keyId = buf.getShort(0);
+        short version = buf.getShort(2);
+        if (!ApiKeys.hasId(keyId)) {
+            closeFor(frame, "unknown api key " + keyId);
+            return;
+        }
+        ApiKeys key = ApiKeys.forId(keyId);
+        RequestHeader header;
+        try {
+            header = RequestHeader.parse(buf);
+        } catch (RuntimeException e) {
+            closeFor(frame, "bad request header for " + key + ": " + e.getMessage());
+            return;
+        }
+        if (!registry.supports(key, version)) {
+            if (key == ApiKeys.API_VERSIONS) {
+                // KIP-511: answer in v0 with the ranges we serve, so the client can pick one.
+                Pending p = new Pending(header, null, (short) 0, frame);
+                pending.add(p);
+                complete(p, ApiVersionsHandler.response(registry, Errors.UNSUPPORTED_VERSION), null);
+                return;
+            }
+            closeFor(frame, key + " v" + version + " is not served");
+            return;
+        }
+        AbstractRequest request;
+        try {
+            request = AbstractRequest.parseRequest(key, version, buf).request;
+        } catch (RuntimeException e) {
+            closeFor(frame, "unparsable " + key + " v" + version + ": " + e.getMessage());
+            return;
+        }
+        Pending p = new Pending(header, request, version, frame);
+        pending.add(p);
+        if (!accepting()) {
+            transport.readable(false);
+        }
+        CompletionStage<ApiMessage> stage;
+        try {
+            stage = registry.handler(key).handle(new RequestContext(header, listenerName, transport.clientHost()), request);
+        } catch (Throwable t) {
+            stage = CompletableFuture.failedFuture(t);
+        }
+        stage.whenComplete((msg, err) -> loop.execute(() -> complete(p, msg, err)));
+    }
+
+    /** The socket's write queue drained. */
+    void onWritable() {
+        if (accepting()) {
+            transport.readable(true);
+        }
+    }
+
+    /** The socket closed: nothing more is written; requests still running release their memory when they end. */
+    void onClosed() {
+        closed = true;
+    }
+
+    private void closeFor(FrameDecoder.Frame frame, String reason) {
+        frame.release();
+        LOG.debugf("closing connection: %s client=%s", reason, transport.clientHost());
+        close();
+    }
+
+    private void complete(Pending p, ApiMessage msg, Throwable err) {
+        p.frame.release();
+        p.done = true;
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        if (cause instanceof CloseConnection) {
+            LOG.debugf("closing connection: %s client=%s", cause.getMessage(), transport.clientHost());
+            // Answer what came before, then close: later requests on this connection are dropped with it.
+            p.response = null;
+            p.closeAfter = true;
+            closing = true;
+            flushResponses();
+            return;
+        }
+        p.response = err != null ? errorResponse(p, err) : msg;
+        flushResponses();
+    }
+
+    private ApiMessage errorResponse(Pending p, Throwable err) {
+        Throwable cause = err;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (!(cause instanceof ApiException)) {
+            LOG.errorf(cause, "request failed api=%s version=%d correlation=%d client=%s",
+                    p.header.apiKey(), p.header.apiVersion(), p.header.correlationId(), transport.clientHost());
+        }
+        return p.request.getErrorResponse(0, cause).data();
+    }
+
+    private void flushResponses() {
+        while (!pending.isEmpty() && pending.peek().done) {
+            Pending p = pending.poll();
+            if (p.closeAfter) {
+                close();
+                return;
+            }
+            if (p.response == null || closed) {
+                continue;
+            }
+            try {
+                for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
+                    if (part instanceof FileSlice slice) {
+                        transport.write(slice);
+                    } else {
+                        transport.write((ByteBuffer) part);
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.errorf(e, "could not encode response api=%s version=%d", p.header.apiKey(), p.responseVersion);
+                close();
+                return;
+            }
+        }
+        transport.readable(accepting());
+    }
+
+    private void close() {
+        if (!closed) {
+            closed = true;
+            transport.close();
+        }
+    }
+}

@@ -1,0 +1,203 @@
+package dev.kaas.broker.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Framing without sockets: bytes in, frames out, memory reserved before a body buffer exists. */
+class FrameDecoderTest {
+    private static final int MAX = 1024;
+    private static final Runnable NO_WAKE = () -> { };
+
+    /** A frame as a client sends it: size, then {@code bodySize} bytes counting up from {@code seed}. */
+    static byte[] frame(int bodySize, int seed) {
+        ByteBuffer b = ByteBuffer.allocate(4 + bodySize).putInt(bodySize);
+        for (int i = 0; i < bodySize; i++) {
+            b.put((byte) (seed + i));
+        }
+        return b.array();
+    }
+
+    static byte[] body(byte[] frame) {
+        return Arrays.copyOfRange(frame, 4, frame.length);
+    }
+
+    static byte[] bytes(FrameDecoder.Frame f) {
+        ByteBuffer b = f.buffer().duplicate();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    @Test
+    void theFirstThreeBytesOfASizeGiveNoFrameAndReserveNothing() throws Exception {
+        RequestMemory memory = new RequestMemory(10_000);
+        FrameDecoder d = new FrameDecoder(MAX, memory);
+        byte[] f = frame(20, 1);
+
+        d.append(ByteBuffer.wrap(f, 0, 3));
+
+        assertThat(d.poll(NO_WAKE)).isNull();
+        assertThat(memory.reserved()).isZero();
+        d.append(ByteBuffer.wrap(f, 3, f.length - 3));
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(f));
+    }
+
+    @Test
+    void aFrameOneByteShortIsHeldWithItsMemoryUntilTheLastByteArrives() throws Exception {
+        RequestMemory memory = new RequestMemory(10_000);
+        FrameDecoder d = new FrameDecoder(MAX, memory);
+        byte[] f = frame(100, 7);
+
+        d.append(ByteBuffer.wrap(f, 0, f.length - 1));
+
+        assertThat(d.poll(NO_WAKE)).isNull();
+        assertThat(memory.reserved()).isEqualTo(100);
+        d.append(ByteBuffer.wrap(f, f.length - 1, 1));
+        FrameDecoder.Frame frame = d.poll(NO_WAKE);
+        assertThat(bytes(frame)).isEqualTo(body(f));
+        assertThat(d.poll(NO_WAKE)).isNull();
+        frame.release();
+        frame.release();
+        assertThat(memory.reserved()).as("release is idempotent").isZero();
+    }
+
+    @Test
+    void exactlyTwoFramesInOneBufferGiveTwoFramesAndNoMore() throws Exception {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+        byte[] a = frame(10, 1);
+        byte[] b = frame(30, 50);
+        ByteBuffer both = ByteBuffer.allocate(a.length + b.length).put(a).put(b).flip();
+
+        d.append(both);
+
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(a));
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(b));
+        assertThat(d.poll(NO_WAKE)).isNull();
+        assertThat(d.buffered()).isZero();
+    }
+
+    @Test
+    void framesFedOneByteAtATimeComeOutWhole() throws Exception {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+        byte[] a = frame(12, 3);
+        byte[] b = frame(9, 90);
+        ByteBuffer stream = ByteBuffer.allocate(a.length + b.length).put(a).put(b).flip();
+        List<byte[]> out = new ArrayList<>();
+
+        while (stream.hasRemaining()) {
+            d.append(ByteBuffer.wrap(new byte[] {stream.get()}));
+            FrameDecoder.Frame f = d.poll(NO_WAKE);
+            if (f != null) {
+                out.add(bytes(f));
+            }
+        }
+
+        assertThat(out).containsExactly(body(a), body(b));
+    }
+
+    @Test
+    void aSizeOverTheLimitIsRefusedBeforeAnyMemoryIsReserved() {
+        RequestMemory memory = new RequestMemory(1_000_000);
+        FrameDecoder d = new FrameDecoder(MAX, memory);
+
+        d.append(ByteBuffer.allocate(4).putInt(MAX + 1).flip());
+
+        assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
+        assertThat(memory.reserved()).isZero();
+    }
+
+    @Test
+    void theLargestAllowedSizeIsAccepted() throws Exception {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+        byte[] f = frame(MAX, 0);
+
+        d.append(ByteBuffer.wrap(f));
+
+        assertThat(bytes(d.poll(NO_WAKE))).hasSize(MAX);
+    }
+
+    @Test
+    void aNegativeSizeIsRefused() {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+
+        d.append(ByteBuffer.allocate(4).putInt(-1).flip());
+
+        assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
+    }
+
+    @Test
+    void aZeroSizeIsRefused() {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+
+        d.append(ByteBuffer.allocate(4).putInt(0).flip());
+
+        assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
+    }
+
+    @Test
+    void manyConnectionsAnnouncingLargeFramesHoldAtMostTheBudget() throws Exception {
+        int frameSize = 4 << 20;
+        RequestMemory memory = new RequestMemory(10L << 20);
+        AtomicInteger woken = new AtomicInteger();
+        List<FrameDecoder> decoders = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            FrameDecoder d = new FrameDecoder(8 << 20, memory);
+            decoders.add(d);
+            // The size and the first MiB of a 4 MiB frame; the rest never comes.
+            d.append(ByteBuffer.allocate(4).putInt(frameSize).flip());
+            d.append(ByteBuffer.allocate(1 << 20));
+            assertThat(d.poll(woken::incrementAndGet)).isNull();
+        }
+
+        assertThat(memory.reserved()).isEqualTo(2L * frameSize).isLessThanOrEqualTo(memory.capacity());
+        assertThat(decoders.stream().filter(FrameDecoder::awaitingMemory).count()).isEqualTo(18);
+        assertThat(memory.waiting()).isEqualTo(18);
+
+        decoders.get(0).close(NO_WAKE);
+
+        assertThat(memory.reserved()).as("a closed connection gives its partial frame's bytes back").isEqualTo(frameSize);
+        assertThat(woken.get()).as("every waiting connection is told to try again").isEqualTo(18);
+        FrameDecoder next = decoders.get(2);
+        assertThat(next.poll(woken::incrementAndGet)).isNull();
+        assertThat(next.awaitingMemory()).isFalse();
+        assertThat(memory.reserved()).isEqualTo(2L * frameSize);
+    }
+
+    @Test
+    void aFrameWaitingForMemoryIsDecodedOnceAnotherIsReleased() throws Exception {
+        RequestMemory memory = new RequestMemory(100);
+        FrameDecoder a = new FrameDecoder(MAX, memory);
+        FrameDecoder b = new FrameDecoder(MAX, memory);
+        byte[] fa = frame(80, 1);
+        byte[] fb = frame(40, 2);
+        a.append(ByteBuffer.wrap(fa));
+        FrameDecoder.Frame first = a.poll(NO_WAKE);
+        AtomicInteger woken = new AtomicInteger();
+        b.append(ByteBuffer.wrap(fb));
+
+        assertThat(b.poll(woken::incrementAndGet)).isNull();
+        assertThat(b.awaitingMemory()).isTrue();
+        first.release();
+
+        assertThat(woken.get()).isEqualTo(1);
+        assertThat(bytes(b.poll(NO_WAKE))).isEqualTo(body(fb));
+        assertThat(memory.reserved()).isEqualTo(40);
+    }
+
+    @Test
+    void anUnboundedBudgetNeverWaits() throws Exception {
+        RequestMemory memory = new RequestMemory(-1);
+        FrameDecoder d = new FrameDecoder(MAX, memory);
+        d.append(ByteBuffer.wrap(frame(MAX, 0)));
+
+        assertThat(d.poll(NO_WAKE)).isNotNull();
+        assertThat(memory.reserved()).isEqualTo(MAX);
+    }
+}

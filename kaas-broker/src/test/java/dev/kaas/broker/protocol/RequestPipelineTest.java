@@ -1,0 +1,195 @@
+package dev.kaas.broker.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.broker.storage.FileSlice;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.junit.jupiter.api.Test;
+
+/** Ordering, the in-flight limit and back-pressure, without sockets: a fake transport records what the pipeline does. */
+class RequestPipelineTest {
+    static final short V = 12;
+
+    /** Records writes and the last readable signal. */
+    static final class FakeTransport implements RequestPipeline.Transport {
+        final List<Integer> answered = new ArrayList<>();
+        final List<Boolean> readableSignals = new ArrayList<>();
+        boolean writeQueueFull;
+        boolean closed;
+
+        @Override
+        public void write(ByteBuffer bytes) {
+            ByteBuffer b = bytes.duplicate();
+            b.getInt();
+            answered.add(ResponseHeader.parse(b, ApiKeys.METADATA.responseHeaderVersion(V)).correlationId());
+        }
+
+        @Override
+        public void write(FileSlice slice) {
+            throw new AssertionError("no records expected");
+        }
+
+        @Override
+        public boolean writeQueueFull() {
+            return writeQueueFull;
+        }
+
+        @Override
+        public void readable(boolean readable) {
+            readableSignals.add(readable);
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+
+        @Override
+        public String clientHost() {
+            return "/127.0.0.1";
+        }
+
+        Boolean lastReadable() {
+            return readableSignals.isEmpty() ? null : readableSignals.get(readableSignals.size() - 1);
+        }
+    }
+
+    /** Metadata answered when the test completes the request's future, by correlation id. */
+    static final class ControlledHandler implements ApiHandler {
+        final Map<Integer, CompletableFuture<ApiMessage>> calls = new HashMap<>();
+
+        @Override
+        public ApiKeys key() {
+            return ApiKeys.METADATA;
+        }
+
+        @Override
+        public CompletionStage<ApiMessage> handle(RequestContext context, AbstractRequest request) {
+            CompletableFuture<ApiMessage> f = new CompletableFuture<>();
+            calls.put(context.header().correlationId(), f);
+            return f;
+        }
+
+        void answer(int correlationId) {
+            calls.get(correlationId).complete(new MetadataResponseData());
+        }
+    }
+
+    final FakeTransport transport = new FakeTransport();
+    final ControlledHandler handler = new ControlledHandler();
+    final RequestMemory memory = new RequestMemory(1 << 20);
+
+    RequestPipeline pipeline(int maxInFlight) {
+        return new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", maxInFlight);
+    }
+
+    /** A Metadata request frame (without its size field) holding its bytes of {@link #memory}. */
+    FrameDecoder.Frame metadata(int correlationId) {
+        RequestHeader header = new RequestHeader(ApiKeys.METADATA, V, "test", correlationId);
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        MetadataRequestData body = new MetadataRequestData().setTopics(null);
+        int hs = header.data().size(cache, header.headerVersion());
+        ByteBuffer buf = ByteBuffer.allocate(hs + body.size(cache, V));
+        ByteBufferAccessor out = new ByteBufferAccessor(buf);
+        header.data().write(out, cache, header.headerVersion());
+        body.write(out, cache, V);
+        assertThat(memory.tryReserve(buf.capacity(), () -> { })).isTrue();
+        return new FrameDecoder.Frame(buf.flip(), memory);
+    }
+
+    @Test
+    void responsesGoOutInRequestOrderWhateverOrderHandlersFinishIn() {
+        RequestPipeline p = pipeline(16);
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+        p.onFrame(metadata(3));
+
+        handler.answer(3);
+        handler.answer(2);
+        assertThat(transport.answered).as("nothing overtakes request 1").isEmpty();
+        handler.answer(1);
+
+        assertThat(transport.answered).containsExactly(1, 2, 3);
+        assertThat(memory.reserved()).as("every frame's bytes released once answered").isZero();
+    }
+
+    @Test
+    void atMostTheLimitIsInFlightAndReadingResumesWhenOneIsAnswered() {
+        RequestPipeline p = pipeline(2);
+        p.onFrame(metadata(1));
+        assertThat(p.accepting()).isTrue();
+        p.onFrame(metadata(2));
+
+        assertThat(p.accepting()).isFalse();
+        assertThat(transport.lastReadable()).as("reading paused at the limit").isFalse();
+        assertThat(p.inFlight()).isEqualTo(2);
+
+        handler.answer(2);
+        assertThat(p.accepting()).as("an answer stuck behind request 1 frees no slot").isFalse();
+        handler.answer(1);
+
+        assertThat(p.accepting()).isTrue();
+        assertThat(transport.lastReadable()).as("reading resumed").isTrue();
+        assertThat(transport.answered).containsExactly(1, 2);
+    }
+
+    @Test
+    void aFullWriteQueuePausesReadingUntilItDrains() {
+        RequestPipeline p = pipeline(16);
+        p.onFrame(metadata(1));
+        transport.writeQueueFull = true;
+        handler.answer(1);
+
+        assertThat(p.accepting()).isFalse();
+        assertThat(transport.lastReadable()).isFalse();
+
+        transport.writeQueueFull = false;
+        p.onWritable();
+
+        assertThat(transport.lastReadable()).isTrue();
+    }
+
+    @Test
+    void anUnparsableFrameClosesTheConnectionAndReleasesItsMemory() {
+        RequestPipeline p = pipeline(16);
+        assertThat(memory.tryReserve(9, () -> { })).isTrue();
+        FrameDecoder.Frame garbage = new FrameDecoder.Frame(ByteBuffer.wrap(new byte[] {0, 3, 0, 12, 0, 0, 0, 1, 0}), memory);
+
+        p.onFrame(garbage);
+
+        assertThat(transport.closed).isTrue();
+        assertThat(transport.answered).isEmpty();
+        assertThat(memory.reserved()).isZero();
+    }
+
+    @Test
+    void closeConnectionAnswersEarlierRequestsThenCloses() {
+        RequestPipeline p = pipeline(16);
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+        p.onFrame(metadata(3));
+
+        handler.calls.get(2).completeExceptionally(new CloseConnection("acks=0 produce failed"));
+        handler.answer(1);
+        handler.answer(3);
+
+        assertThat(transport.answered).containsExactly(1);
+        assertThat(transport.closed).isTrue();
+        assertThat(memory.reserved()).isZero();
+    }
+}
