@@ -94,9 +94,9 @@ public class ProduceHandler implements ApiHandler {
                     invalid.put(tp, failed(tp, Errors.CORRUPT_MESSAGE, null));
                     continue;
                 }
-                String bad = ctx.apiVersion() >= 3 ? singleV2Batch(records) : null;
+                PartitionProduceResponse bad = validateRecords(tp, ctx.apiVersion(), records);
                 if (bad != null) {
-                    invalid.put(tp, failed(tp, Errors.INVALID_RECORD, bad));
+                    invalid.put(tp, bad);
                     continue;
                 }
                 toAppend.put(tp, records);
@@ -150,15 +150,20 @@ public class ProduceHandler implements ApiHandler {
     }
 
     /** Apache's rule for Produce v3+: exactly one batch per partition, and it is magic v2. */
-    private static String singleV2Batch(MemoryRecords records) {
-        int count = 0;
-        for (var batch : records.batches()) {
-            count++;
-            if (batch.magic() != org.apache.kafka.common.record.RecordBatch.MAGIC_VALUE_V2) {
-                return "Produce requests with version 3 and above are only allowed to contain record batches with magic version 2";
-            }
+    /**
+     * Apache's request-level rule ({@code ProduceRequest.validateRecords}): v3+ carries exactly one
+     * magic v2 batch, ZSTD only from v7. Reads batch headers only; the records are validated on
+     * the partition's writer. A codec id no Kafka defines is refused here rather than failing the request.
+     */
+    private static PartitionProduceResponse validateRecords(TopicPartition tp, short version, MemoryRecords records) {
+        try {
+            ProduceRequest.validateRecords(version, records);
+            return null;
+        } catch (ApiException e) {
+            return failed(tp, Errors.forException(e), e.getMessage());
+        } catch (IllegalArgumentException e) {
+            return failed(tp, Errors.INVALID_RECORD, "Record batch has an unknown compression type: " + e.getMessage());
         }
-        return count == 1 ? null : "Produce requests with version 3 and above are only allowed to contain exactly one record batch";
     }
 
     private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr) {

@@ -7,7 +7,7 @@ import org.apache.kafka.common.config.TopicConfig;
 /** The effective topic configuration one partition log obeys, resolved once when it opens. */
 public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes, int maxMessageBytes,
                         long flushMessages, long flushMs, boolean logAppendTime,
-                        long timestampBeforeMaxMs, long timestampAfterMaxMs) {
+                        long timestampBeforeMaxMs, long timestampAfterMaxMs, boolean compacted) {
 
     public static LogConfig from(Map<String, String> overrides) {
         Map<String, Object> e = TopicConfigs.effective(overrides);
@@ -22,7 +22,8 @@ public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes
                 Math.min((Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
                         (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)),
                 Math.min((Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
-                        (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)));
+                        (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)),
+                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_COMPACT));
     }
 
     public static LogConfig defaults() {

@@ -21,6 +21,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
@@ -353,7 +355,9 @@ public final class PartitionLog {
             throw new InvalidRecordException("Produce request for " + tp + " contains no record batches");
         }
         int totalBytes = 0;
-        for (MutableRecordBatch batch : batches) {
+        long[] maxTimestamps = new long[batches.size()];
+        for (int i = 0; i < batches.size(); i++) {
+            MutableRecordBatch batch = batches.get(i);
             if (batch.magic() < RecordBatch.MAGIC_VALUE_V2) {
                 throw new UnsupportedForMessageFormatException("kaas stores only v2 record batches, got magic " + batch.magic());
             }
@@ -367,19 +371,24 @@ public final class PartitionLog {
                 throw new CorruptRecordException("Record batch for " + tp + " is corrupt: " + e.getMessage());
             }
             int n = batch.countOrNull() == null ? -1 : batch.countOrNull();
-            if (n <= 0 || (int) (batch.lastOffset() - batch.baseOffset()) != n - 1) {
+            if (n <= 0 || batch.lastOffset() - batch.baseOffset() + 1 != n) {
                 throw new InvalidRecordException("Record batch for " + tp + " has inconsistent record count " + n
-                        + " and last offset delta " + (int) (batch.lastOffset() - batch.baseOffset()));
+                        + " and last offset delta " + (batch.lastOffset() - batch.baseOffset()));
             }
             if (batch.isControlBatch()) {
                 throw new InvalidRecordException("Clients may not write control batches (" + tp + ")");
             }
-            if (!config.logAppendTime() && batch.timestampType() == TimestampType.CREATE_TIME) {
-                validateTimestamp(batch.maxTimestamp(), now);
-                if (batch instanceof org.apache.kafka.common.record.DefaultRecordBatch d) {
-                    validateTimestamp(d.baseTimestamp(), now);
-                }
+            if (batch.hasProducerId() && batch.baseSequence() < 0) {
+                throw new InvalidRecordException("Invalid sequence number " + batch.baseSequence() + " in record batch with producerId "
+                        + batch.producerId() + " in topic partition " + tp);
             }
+            if (batch.isTransactional()) {
+                // Until the transaction coordinator exists no transaction can be ongoing, so a transactional batch is never valid.
+                throw new InvalidTxnStateException("No ongoing transaction for producer " + batch.producerId() + " on " + tp);
+            }
+            ByteBuffer batchBytes = buffer.duplicate();
+            batchBytes.position(buffer.position() + totalBytes).limit(buffer.position() + totalBytes + batch.sizeInBytes());
+            maxTimestamps[i] = RecordValidator.validate((DefaultRecordBatch) batch, batchBytes, config, now).maxTimestamp();
             count += n;
             totalBytes += batch.sizeInBytes();
         }
@@ -400,15 +409,21 @@ public final class PartitionLog {
         maybeRoll(totalBytes, now);
         long base = logEndOffset;
         long next = base;
-        for (MutableRecordBatch batch : batches) {
+        for (int i = 0; i < batches.size(); i++) {
+            MutableRecordBatch batch = batches.get(i);
             batch.setLastOffset(next + (int) (batch.lastOffset() - batch.baseOffset()));
             batch.setPartitionLeaderEpoch(leaderEpoch);
             if (config.logAppendTime()) {
                 batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
+            } else {
+                // As Apache: the header's max timestamp is the records' (rewritten, with the CRC, only when it differs).
+                batch.setMaxTimestamp(TimestampType.CREATE_TIME, maxTimestamps[i]);
             }
             next += (int) (batch.lastOffset() - batch.baseOffset()) + 1;
         }
+        // Exactly the validated batches: bytes after the last whole batch are not part of the request's records (Apache trims them too).
         ByteBuffer toWrite = buffer.duplicate();
+        toWrite.limit(buffer.position() + totalBytes);
         LogSegment segment = active;
         segment.append(toWrite, now);
         for (MutableRecordBatch batch : batches) {
@@ -432,20 +447,6 @@ public final class PartitionLog {
             }
         }
         return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
-    }
-
-    private void validateTimestamp(long ts, long now) {
-        if (ts == RecordBatch.NO_TIMESTAMP) {
-            return;
-        }
-        if (ts < now && now - ts > config.timestampBeforeMaxMs()) {
-            throw new InvalidTimestampException("Timestamp " + ts + " of message is out of range. The timestamp should be within ["
-                    + (now - config.timestampBeforeMaxMs()) + ", " + (now + config.timestampAfterMaxMs()) + "]");
-        }
-        if (ts > now && ts - now > config.timestampAfterMaxMs()) {
-            throw new InvalidTimestampException("Timestamp " + ts + " of message is out of range. The timestamp should be within ["
-                    + (now - config.timestampBeforeMaxMs()) + ", " + (now + config.timestampAfterMaxMs()) + "]");
-        }
     }
 
     private void maybeRoll(int incomingBytes, long now) throws IOException {
