@@ -13,7 +13,6 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
@@ -28,7 +27,10 @@ import org.jboss.logging.Logger;
  * {@link GroupStore}. Not thread-safe: the runtime calls it from the slot's serial executor only,
  * and the scheduler runs its tasks there too.
  *
- * <p>Membership is memory only; committed offsets are saved before a commit is answered.
+ * <p>Membership is memory only and lives here, each group's invariants in {@link ClassicGroup};
+ * committed offsets are the concern of {@link GroupOffsets} (as Apache splits its group and offset
+ * managers), saved before a commit is answered. The offsets API stays on this facade so the
+ * runtime keeps one entry point per slot.
  */
 public final class GroupShard {
     private static final Logger LOG = Logger.getLogger(GroupShard.class);
@@ -38,8 +40,7 @@ public final class GroupShard {
     private final GroupConfig config;
     private final LongSupplier clock;
     private final Scheduler scheduler;
-    private final GroupStore store;
-    private final Predicate<TopicPartition> partitionExists;
+    private final GroupOffsets offsets;
     private final Map<String, ClassicGroup> groups = new HashMap<>();
     /** Groups whose first rebalance waits out group.initial.rebalance.delay.ms instead of completing early. */
     private final Set<String> initialJoinPending = new java.util.HashSet<>();
@@ -51,17 +52,12 @@ public final class GroupShard {
         this.config = config;
         this.clock = clock;
         this.scheduler = scheduler;
-        this.store = store;
-        this.partitionExists = partitionExists;
+        this.offsets = new GroupOffsets(slot, config, clock, scheduler, store, partitionExists, new MembershipView());
     }
 
     /** Loads committed offsets from the store: groups with offsets come back Empty. */
     public void load() throws IOException {
-        long now = clock.getAsLong();
-        for (GroupStore.StoredGroup g : store.loadAll().values()) {
-            groups.put(g.groupId(), ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), now));
-        }
-        scheduleExpiry();
+        offsets.load();
     }
 
     public int slot() {
@@ -595,7 +591,7 @@ public final class GroupShard {
         maybeDropEmpty(group);
     }
 
-    // ---------------------------------------------------------------- offsets
+    // ---------------------------------------------------------------- offsets (GroupOffsets)
 
     public record OffsetToCommit(TopicPartition tp, long offset, int leaderEpoch, String metadata) {
     }
@@ -603,230 +599,85 @@ public final class GroupShard {
     /** OffsetCommit: validation as Apache's {@code validateOffsetCommit}, then one durable save. */
     public Map<TopicPartition, Errors> commit(String groupId, String memberId, String groupInstanceId, int generationId,
                                               List<OffsetToCommit> offsets, long retentionMs) throws IOException {
-        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
-        Errors groupError = null;
-        if (closed) {
-            groupError = Errors.NOT_COORDINATOR;
-        } else if (groupId == null) {
-            groupError = Errors.INVALID_GROUP_ID;
-        }
-        ClassicGroup group = groupError == null ? groups.get(groupId) : null;
-        boolean created = false;
-        if (groupError == null && group == null) {
-            if (generationId < 0) {
-                // Not using group management: Kafka only stores its offsets.
-                group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
-                created = true;
-            } else {
-                groupError = Errors.ILLEGAL_GENERATION;
-            }
-        }
-        if (groupError == null && !created) {
-            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId);
-            if (groupError == null && group.is(GroupState.COMPLETING_REBALANCE)) {
-                groupError = Errors.REBALANCE_IN_PROGRESS;
-            }
-        }
-        if (groupError != null) {
-            for (OffsetToCommit o : offsets) {
-                result.put(o.tp(), groupError);
-            }
-            return result;
-        }
-        if (group.has(memberId)) {
-            scheduleMemberExpiry(group, memberId, group.get(memberId).sessionTimeoutMs, false);
-        }
-        long now = clock.getAsLong();
-        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
-        for (OffsetToCommit o : offsets) {
-            if (!partitionExists.test(o.tp())) {
-                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
-                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
-            } else {
-                long expire = retentionMs > 0 ? now + retentionMs : -1;
-                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
-                result.put(o.tp(), Errors.NONE);
-            }
-        }
-        if (!accepted.isEmpty()) {
-            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
-            next.putAll(accepted);
-            try {
-                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next));
-            } catch (NotCoordinatorException e) {
-                accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
-                return result;
-            }
-            group.putOffsets(accepted);
-            if (created) {
-                groups.put(groupId, group);
-            }
-        }
-        return result;
-    }
-
-    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
-        if (group.is(GroupState.DEAD)) {
-            return Errors.COORDINATOR_NOT_AVAILABLE;
-        }
-        if (generationId >= 0 || !UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
-            Errors e = validateCurrentMember(group, memberId, groupInstanceId);
-            if (e != null) {
-                return e;
-            }
-            return generationId != group.generationId() ? Errors.ILLEGAL_GENERATION : null;
-        }
-        // When the group has members, only members may commit.
-        return group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+        return this.offsets.commit(groupId, memberId, groupInstanceId, generationId, offsets, retentionMs);
     }
 
     /** Committed offsets of a group; {@code partitions == null} means all. Unknown groups have none. */
     public Map<TopicPartition, CommittedOffset> fetch(String groupId, Collection<TopicPartition> partitions) {
-        ClassicGroup group = groups.get(groupId);
-        Map<TopicPartition, CommittedOffset> out = new LinkedHashMap<>();
-        if (partitions == null) {
-            if (group != null) {
-                out.putAll(group.offsets());
-            }
-            return out;
-        }
-        for (TopicPartition tp : partitions) {
-            out.put(tp, group == null ? null : group.offsets().get(tp));
-        }
-        return out;
+        return offsets.fetch(groupId, partitions);
     }
 
     public Errors deleteGroup(String groupId) throws IOException {
-        if (closed) {
-            return Errors.NOT_COORDINATOR;
-        }
-        ClassicGroup group = groups.get(groupId);
-        if (group == null || group.is(GroupState.DEAD)) {
-            return Errors.GROUP_ID_NOT_FOUND;
-        }
-        if (!group.is(GroupState.EMPTY)) {
-            return Errors.NON_EMPTY_GROUP;
-        }
-        store.delete(groupId);
-        group.transitionTo(GroupState.DEAD, clock.getAsLong());
-        groups.remove(groupId);
-        return Errors.NONE;
+        return offsets.deleteGroup(groupId);
     }
 
     public record OffsetDeleteResult(Errors groupError, Map<TopicPartition, Errors> partitions) {
     }
 
     public OffsetDeleteResult deleteOffsets(String groupId, List<TopicPartition> partitions) throws IOException {
-        if (closed) {
-            return new OffsetDeleteResult(Errors.NOT_COORDINATOR, Map.of());
-        }
-        ClassicGroup group = groups.get(groupId);
-        if (group == null || group.is(GroupState.DEAD)) {
-            return new OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
-        }
-        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
-        Set<String> subscribed;
-        if (group.is(GroupState.EMPTY)) {
-            subscribed = Set.of();
-        } else if (group.isConsumerGroup()) {
-            subscribed = group.subscribedTopics();
-        } else {
-            return new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of());
-        }
-        List<TopicPartition> deletable = new ArrayList<>();
-        for (TopicPartition tp : partitions) {
-            if (!partitionExists.test(tp)) {
-                result.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (subscribed.contains(tp.topic())) {
-                result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
-            } else {
-                deletable.add(tp);
-                result.put(tp, Errors.NONE);
-            }
-        }
-        if (deletable.stream().anyMatch(group.offsets()::containsKey)) {
-            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
-            deletable.forEach(next::remove);
-            saveOrDelete(group, next);
-            group.retainOffsets(next.keySet());
-        }
-        return new OffsetDeleteResult(Errors.NONE, result);
+        return offsets.deleteOffsets(groupId, partitions);
     }
 
-    private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets) throws IOException {
-        if (offsets.isEmpty()) {
-            store.delete(group.groupId());
-        } else {
-            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets));
-        }
-    }
-
-    /**
-     * Offset expiry (offsets.retention.minutes): an Empty group's offsets expire once it has been
-     * empty that long (a group that never had members: counted from each commit); a live consumer
-     * group's offsets of topics nobody subscribes to expire counted from their commit. A group
-     * left with no members and no offsets is gone.
-     */
+    /** Offset expiry (offsets.retention.minutes); see {@link GroupOffsets#expireOffsets()}. */
     public void expireOffsets() throws IOException {
-        long now = clock.getAsLong();
-        long retention = config.offsetsRetentionMs();
-        for (ClassicGroup group : List.copyOf(groups.values())) {
-            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>();
-            Set<String> subscribed = group.is(GroupState.EMPTY) ? Set.of() : group.subscribedTopics();
-            boolean canExpire = group.is(GroupState.EMPTY) || group.isConsumerGroup();
-            for (var e : group.offsets().entrySet()) {
-                CommittedOffset o = e.getValue();
-                long base = group.is(GroupState.EMPTY) && group.protocolType() != null ? group.stateTimestamp() : o.commitTimestamp();
-                boolean expired = canExpire && !subscribed.contains(e.getKey().topic())
-                        && (o.expireTimestamp() > 0 ? now >= o.expireTimestamp() : now - base >= retention);
-                if (!expired) {
-                    keep.put(e.getKey(), o);
-                }
-            }
-            if (keep.size() != group.offsets().size()) {
-                LOG.infof("expired %d offsets group=%s", group.offsets().size() - keep.size(), group.groupId());
-                saveOrDelete(group, keep);
-                group.retainOffsets(keep.keySet());
-            }
-            maybeDropEmpty(group);
-        }
+        offsets.expireOffsets();
     }
 
-    /**
-     * Deleted topics: their committed offsets go at once, as Apache's coordinator drops them when
-     * partitions are deleted. A later topic of the same name starts without stale offsets.
-     */
+    /** Deleted topics: their committed offsets go at once; see {@link GroupOffsets#removeOffsetsOfTopics}. */
     public void removeOffsetsOfTopics(Set<String> deletedTopics) throws IOException {
-        for (ClassicGroup group : List.copyOf(groups.values())) {
-            if (group.offsets().keySet().stream().noneMatch(tp -> deletedTopics.contains(tp.topic()))) {
-                continue;
-            }
-            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>(group.offsets());
-            keep.keySet().removeIf(tp -> deletedTopics.contains(tp.topic()));
-            saveOrDelete(group, keep);
-            group.retainOffsets(keep.keySet());
-            maybeDropEmpty(group);
-        }
-    }
-
-    private void scheduleExpiry() {
-        scheduler.schedule("expire-offsets", config.offsetsRetentionCheckIntervalMs(), () -> {
-            try {
-                expireOffsets();
-            } catch (IOException e) {
-                LOG.warnf("offset expiry failed slot=%d: %s", slot, e.getMessage());
-            }
-            if (!closed) {
-                scheduleExpiry();
-            }
-        });
+        offsets.removeOffsetsOfTopics(deletedTopics);
     }
 
     private void maybeDropEmpty(ClassicGroup group) {
         if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
             group.transitionTo(GroupState.DEAD, clock.getAsLong());
             groups.remove(group.groupId());
+        }
+    }
+
+    /** What the offsets half may see and do of the membership half. */
+    private final class MembershipView implements GroupOffsets.Membership {
+        @Override
+        public boolean closed() {
+            return closed;
+        }
+
+        @Override
+        public ClassicGroup group(String groupId) {
+            return groups.get(groupId);
+        }
+
+        @Override
+        public Collection<ClassicGroup> groups() {
+            return List.copyOf(groups.values());
+        }
+
+        @Override
+        public void add(ClassicGroup group) {
+            groups.put(group.groupId(), group);
+        }
+
+        @Override
+        public Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId) {
+            return GroupShard.this.validateCurrentMember(group, memberId, groupInstanceId);
+        }
+
+        @Override
+        public void memberActive(ClassicGroup group, String memberId) {
+            Member m = group.get(memberId);
+            if (m != null) {
+                scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
+            }
+        }
+
+        @Override
+        public void removeGroup(ClassicGroup group) {
+            groups.remove(group.groupId());
+        }
+
+        @Override
+        public void maybeDropEmpty(ClassicGroup group) {
+            GroupShard.this.maybeDropEmpty(group);
         }
     }
 
@@ -878,7 +729,7 @@ public final class GroupShard {
             scheduler.cancel(joinKey(g));
             scheduler.cancel(syncKey(g));
         }
-        scheduler.cancel("expire-offsets");
+        offsets.close();
         groups.clear();
     }
 
