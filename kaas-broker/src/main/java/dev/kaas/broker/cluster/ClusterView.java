@@ -47,8 +47,12 @@ public class ClusterView {
         return snapshot.byName();
     }
 
-    /** Publishes an assignment whose partitions have all been opened or closed already. */
-    void applied(Assignment a) {
+    /**
+     * Publishes an assignment whose partitions have all been opened or closed already. Public
+     * only for the assignment applier, which lives in its own package; the architecture test
+     * checks that nothing else calls it.
+     */
+    public void applied(Assignment a) {
         Map<String, TopicAssignment> byName = new HashMap<>();
         Map<String, TopicAssignment> byId = new HashMap<>();
         for (TopicAssignment t : a.topics()) {

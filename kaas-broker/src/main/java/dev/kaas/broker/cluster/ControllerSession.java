@@ -46,7 +46,7 @@ public class ControllerSession {
     ClusterView view;
 
     @Inject
-    AssignmentApplier applier;
+    AssignmentReceiver applier;
 
     private final String incarnation = UUID.randomUUID().toString();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -3,6 +3,7 @@ package dev.kaas.broker.data;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
@@ -217,14 +218,21 @@ public class FetchHandler implements ApiHandler {
                     tps.add(tp);
                     int limit = Math.min(fp.partitionMaxBytes(), Math.max(0, budget - total));
                     BaseRecords records;
-                    if (limit <= 0 && total > 0) {
-                        records = MemoryRecords.EMPTY;
-                    } else if (version >= 4) {
-                        // Clients of v4+ read the stored v2 batches as they are: send them from the file.
-                        records = log.readSlice(fp.fetchOffset(), limit, total == 0, hw);
-                    } else {
-                        byte magic = MessageFormats.magicForFetchVersion(version);
-                        records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, hw), magic, fp.fetchOffset());
+                    try {
+                        if (limit <= 0 && total > 0) {
+                            records = MemoryRecords.EMPTY;
+                        } else if (version >= 4) {
+                            // Clients of v4+ read the stored v2 batches as they are: send them from the file.
+                            records = log.readSlice(fp.fetchOffset(), limit, total == 0, hw);
+                        } else {
+                            byte magic = MessageFormats.magicForFetchVersion(version);
+                            records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, hw), magic, fp.fetchOffset());
+                        }
+                    } catch (Exception e) {
+                        // As Apache: a partition whose read fails answers alone, the others are still served.
+                        pd.setErrorCode(ErrorMapper.forRead(e, tp).code());
+                        error = true;
+                        continue;
                     }
                     pd.setErrorCode(Errors.NONE.code()).setRecords(records);
                     total += records.sizeInBytes();

@@ -2,6 +2,7 @@ package dev.kaas.broker.data;
 
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.PartitionLog;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -75,7 +76,7 @@ public class ListOffsetsHandler implements ApiHandler {
         try {
             found = find(log, p.timestamp(), hw);
         } catch (Exception e) {
-            return out.setErrorCode(Errors.forException(e).code());
+            return out.setErrorCode(ErrorMapper.forRead(e, tp).code());
         }
         if (found == null) {
             return out.setErrorCode(Errors.UNSUPPORTED_VERSION.code());

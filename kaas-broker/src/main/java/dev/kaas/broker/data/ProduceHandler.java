@@ -187,10 +187,7 @@ public class ProduceHandler implements ApiHandler {
                 // As Apache when acks=all outlives timeout_ms: the records may still become durable.
                 cause = new org.apache.kafka.common.errors.TimeoutException("fsync did not complete within " + timeoutMs + " ms");
             }
-            Errors error = Errors.forException(cause);
-            if (!(cause instanceof ApiException)) {
-                LOG.errorf(cause, "append failed partition=%s", replica.log().topicPartition());
-            }
+            Errors error = dev.kaas.broker.protocol.ErrorMapper.forAppend(cause, replica.log().topicPartition());
             pr.setErrorCode(error.code()).setErrorMessage(cause.getMessage()).setBaseOffset(-1);
             return null;
         });

@@ -2,6 +2,8 @@ package dev.kaas.broker.group;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -13,32 +15,142 @@ import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
 
 /**
  * One classic group: membership (memory only) and committed offsets (persisted by the shard).
- * Mirrors Apache's {@code GroupMetadata}; only {@link GroupShard} mutates it, on its slot's thread.
+ * Mirrors Apache's {@code ClassicGroup}: it owns its invariants, so its state changes only through
+ * its methods: the member maps, the static-member index, the leader, the pending sets and the
+ * count of members awaiting a JoinGroup answer stay consistent with each other, and a member's
+ * JoinGroup or SyncGroup callback is answered at most once. {@link GroupShard} drives it, on its
+ * slot's thread only.
  */
 final class ClassicGroup {
-    final String groupId;
+    private final String groupId;
     private GroupState state;
-    long stateTimestamp;
-    int generationId;
-    String protocolType;
-    String protocolName;
-    String leaderId;
-    boolean newMemberAdded;
-    final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
-    final Set<String> pendingMembers = new HashSet<>();
-    final Set<String> pendingSyncMembers = new HashSet<>();
-    final Map<String, String> staticMembers = new HashMap<>();
-    final TreeMap<TopicPartition, CommittedOffset> offsets = new TreeMap<>(
+    private long stateTimestamp;
+    private int generationId;
+    private String protocolType;
+    private String protocolName;
+    private String leaderId;
+    private boolean newMemberAdded;
+    private final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
+    private final Set<String> pendingMembers = new HashSet<>();
+    private final Set<String> pendingSyncMembers = new HashSet<>();
+    private final Map<String, String> staticMembers = new HashMap<>();
+    private final TreeMap<TopicPartition, CommittedOffset> offsets = new TreeMap<>(
             (a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
-    int numAwaitingJoin;
+    private int numAwaitingJoin;
 
     ClassicGroup(String groupId, GroupState state, long now) {
         this.groupId = groupId;
         this.state = state;
         this.stateTimestamp = now;
+    }
+
+    /** A group as loaded from its offsets file: Empty, with the protocol type and offsets it was saved with. */
+    static ClassicGroup loaded(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets, long now) {
+        ClassicGroup g = new ClassicGroup(groupId, GroupState.EMPTY, now);
+        g.protocolType = protocolType;
+        g.offsets.putAll(offsets);
+        return g;
+    }
+
+    String groupId() {
+        return groupId;
+    }
+
+    long stateTimestamp() {
+        return stateTimestamp;
+    }
+
+    int generationId() {
+        return generationId;
+    }
+
+    String protocolType() {
+        return protocolType;
+    }
+
+    String protocolName() {
+        return protocolName;
+    }
+
+    String leaderId() {
+        return leaderId;
+    }
+
+    /** Members in join order (read-only). */
+    Collection<Member> members() {
+        return Collections.unmodifiableCollection(members.values());
+    }
+
+    Set<String> memberIds() {
+        return Collections.unmodifiableSet(members.keySet());
+    }
+
+    int size() {
+        return members.size();
+    }
+
+    boolean hasNoMembers() {
+        return members.isEmpty() && pendingMembers.isEmpty();
+    }
+
+    /** The member id of a static instance, or null. */
+    String staticMemberId(String groupInstanceId) {
+        return staticMembers.get(groupInstanceId);
+    }
+
+    // ---------------------------------------------------------------- KIP-394 pending members
+
+    int pendingCount() {
+        return pendingMembers.size();
+    }
+
+    boolean isPending(String memberId) {
+        return pendingMembers.contains(memberId);
+    }
+
+    void addPending(String memberId) {
+        pendingMembers.add(memberId);
+    }
+
+    /** @return whether the id was pending */
+    boolean removePending(String memberId) {
+        return pendingMembers.remove(memberId);
+    }
+
+    Set<String> pendingMemberIds() {
+        return Collections.unmodifiableSet(pendingMembers);
+    }
+
+    // ---------------------------------------------------------------- group.initial.rebalance.delay.ms
+
+    void markNewMemberAdded() {
+        newMemberAdded = true;
+    }
+
+    /** @return whether a member was added since the last call */
+    boolean takeNewMemberAdded() {
+        boolean added = newMemberAdded;
+        newMemberAdded = false;
+        return added;
+    }
+
+    // ---------------------------------------------------------------- offsets
+
+    /** Committed offsets (read-only); changed only after the store has them. */
+    Map<TopicPartition, CommittedOffset> offsets() {
+        return Collections.unmodifiableMap(offsets);
+    }
+
+    void putOffsets(Map<TopicPartition, CommittedOffset> committed) {
+        offsets.putAll(committed);
+    }
+
+    void retainOffsets(Set<TopicPartition> keep) {
+        offsets.keySet().retainAll(keep);
     }
 
     GroupState state() {
@@ -73,6 +185,7 @@ final class ClassicGroup {
         return memberId.equals(leaderId);
     }
 
+    /** Adds a member; with a callback it counts as awaiting the JoinGroup answer. */
     void add(Member m, Consumer<JoinGroupResponseData> callback) {
         if (members.isEmpty()) {
             protocolType = m.protocolType;
@@ -91,6 +204,7 @@ final class ClassicGroup {
         pendingMembers.remove(m.memberId);
     }
 
+    /** Removes a member, keeping the static index, the awaiting count, the pending-sync set and the leader consistent. */
     void remove(String memberId) {
         Member m = members.remove(memberId);
         if (m == null) {
@@ -121,13 +235,87 @@ final class ClassicGroup {
         m.awaitingJoin = callback;
     }
 
-    void invokeJoin(Member m, JoinGroupResponseData response) {
+    /**
+     * KIP-345: a static member's new incarnation takes the old one's place (its assignment and, if
+     * it led, the leadership). The old incarnation's waiting JoinGroup and SyncGroup are answered
+     * with {@code fencedJoin} / {@code fencedSync} first. The new member awaits nothing yet.
+     */
+    void replaceStaticMember(String oldMemberId, Member newMember, JoinGroupResponseData fencedJoin, SyncGroupResponseData fencedSync) {
+        Member old = members.get(oldMemberId);
+        if (old == null || !newMember.isStatic() || !oldMemberId.equals(staticMembers.get(newMember.groupInstanceId))) {
+            throw new IllegalStateException("group " + groupId + ": " + oldMemberId + " is not the static member "
+                    + newMember.groupInstanceId);
+        }
+        completeJoin(old, fencedJoin);
+        completeSync(old, fencedSync);
+        members.remove(oldMemberId);
+        pendingSyncMembers.remove(oldMemberId);
+        newMember.assignment = old.assignment;
+        members.put(newMember.memberId, newMember);
+        staticMembers.put(newMember.groupInstanceId, newMember.memberId);
+        if (oldMemberId.equals(leaderId)) {
+            leaderId = newMember.memberId;
+        }
+    }
+
+    /** The member waits for the JoinGroup answer that completes the rebalance. */
+    void awaitJoin(Member m, Consumer<JoinGroupResponseData> callback) {
+        if (m.isAwaitingJoin()) {
+            throw new IllegalStateException("member " + m.memberId + " of " + groupId + " already awaits a join");
+        }
+        m.awaitingJoin = callback;
+        numAwaitingJoin++;
+    }
+
+    /** Answers the member's waiting JoinGroup, if any, once. */
+    void completeJoin(Member m, JoinGroupResponseData response) {
         if (m.awaitingJoin != null) {
             var cb = m.awaitingJoin;
             m.awaitingJoin = null;
             numAwaitingJoin--;
             cb.accept(response);
         }
+    }
+
+    /** The member sent its SyncGroup: it is no longer pending, and waits for the leader's assignment. */
+    void awaitSync(Member m, Consumer<SyncGroupResponseData> callback) {
+        m.awaitingSync = callback;
+        pendingSyncMembers.remove(m.memberId);
+    }
+
+    /** The member sent its SyncGroup and is answered at once. */
+    void syncReceived(String memberId) {
+        pendingSyncMembers.remove(memberId);
+    }
+
+    /** Answers the member's waiting SyncGroup, if any, once. */
+    void completeSync(Member m, SyncGroupResponseData response) {
+        if (m.awaitingSync != null) {
+            var cb = m.awaitingSync;
+            m.awaitingSync = null;
+            cb.accept(response);
+        }
+    }
+
+    /** The leader's assignment: every member gets its part (empty when the leader gave it none). */
+    void assign(Map<String, byte[]> assignment) {
+        for (Member m : members.values()) {
+            byte[] mine = assignment.get(m.memberId);
+            m.assignment = mine == null ? new byte[0] : mine;
+        }
+    }
+
+    /** A rebalance restarts: assignments are void and members waiting on SyncGroup get {@code response}. */
+    void resetAssignments(SyncGroupResponseData response) {
+        for (Member m : members.values()) {
+            m.assignment = new byte[0];
+            completeSync(m, response);
+        }
+    }
+
+    /** Members that did not send SyncGroup for the current generation (read-only). */
+    Set<String> pendingSyncMemberIds() {
+        return Collections.unmodifiableSet(pendingSyncMembers);
     }
 
     boolean hasAllMembersJoined() {

@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ public class DeleteGroupsHandler implements ApiHandler {
         List<CompletableFuture<DeletableGroupResult>> all = new ArrayList<>();
         for (String groupId : d.groupsNames()) {
             all.add(coordinator.call(groupId, shard -> shard.deleteGroup(groupId))
-                    .exceptionally(GroupErrors::of)
+                    .exceptionally(e -> ErrorMapper.forCoordinator(e, groupId))
                     .thenApply(e -> new DeletableGroupResult().setGroupId(groupId).setErrorCode(e.code())));
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {

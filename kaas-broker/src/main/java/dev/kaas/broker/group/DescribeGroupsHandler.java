@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -38,7 +39,7 @@ public class DescribeGroupsHandler implements ApiHandler {
         for (String groupId : d.groups()) {
             all.add(coordinator.call(groupId, shard -> shard.describe(groupId))
                     .thenApply(DescribeGroupsHandler::described)
-                    .exceptionally(e -> new DescribedGroup().setGroupId(groupId).setErrorCode(GroupErrors.of(e).code())
+                    .exceptionally(e -> new DescribedGroup().setGroupId(groupId).setErrorCode(ErrorMapper.forCoordinator(e, groupId).code())
                             .setGroupState("").setProtocolType("").setProtocolData("")));
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {

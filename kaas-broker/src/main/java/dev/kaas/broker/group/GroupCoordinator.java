@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.cluster.AssignmentApplied;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
@@ -90,7 +91,11 @@ public class GroupCoordinator {
                 g.offsetsRetentionCheckInterval().toMillis());
     }
 
-    /** Called by the assignment applier once an assignment is applied. */
+    void onApplied(@Observes AssignmentApplied event) {
+        onAssignment(event.assignment());
+    }
+
+    /** Follows the group slots of an applied assignment; runs on the assignment thread. */
     public void onAssignment(Assignment a) {
         int me = view.brokerId();
         Map<Integer, SlotAssignment> mine = new java.util.HashMap<>();

@@ -13,7 +13,6 @@ import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
@@ -28,7 +27,10 @@ import org.jboss.logging.Logger;
  * {@link GroupStore}. Not thread-safe: the runtime calls it from the slot's serial executor only,
  * and the scheduler runs its tasks there too.
  *
- * <p>Membership is memory only; committed offsets are saved before a commit is answered.
+ * <p>Membership is memory only and lives here, each group's invariants in {@link ClassicGroup};
+ * committed offsets are the concern of {@link GroupOffsets} (as Apache splits its group and offset
+ * managers), saved before a commit is answered. The offsets API stays on this facade so the
+ * runtime keeps one entry point per slot.
  */
 public final class GroupShard {
     private static final Logger LOG = Logger.getLogger(GroupShard.class);
@@ -38,8 +40,7 @@ public final class GroupShard {
     private final GroupConfig config;
     private final LongSupplier clock;
     private final Scheduler scheduler;
-    private final GroupStore store;
-    private final Predicate<TopicPartition> partitionExists;
+    private final GroupOffsets offsets;
     private final Map<String, ClassicGroup> groups = new HashMap<>();
     /** Groups whose first rebalance waits out group.initial.rebalance.delay.ms instead of completing early. */
     private final Set<String> initialJoinPending = new java.util.HashSet<>();
@@ -51,20 +52,12 @@ public final class GroupShard {
         this.config = config;
         this.clock = clock;
         this.scheduler = scheduler;
-        this.store = store;
-        this.partitionExists = partitionExists;
+        this.offsets = new GroupOffsets(slot, config, clock, scheduler, store, partitionExists, new MembershipView());
     }
 
     /** Loads committed offsets from the store: groups with offsets come back Empty. */
     public void load() throws IOException {
-        long now = clock.getAsLong();
-        for (GroupStore.StoredGroup g : store.loadAll().values()) {
-            ClassicGroup group = new ClassicGroup(g.groupId(), GroupState.EMPTY, now);
-            group.protocolType = g.protocolType();
-            group.offsets.putAll(g.offsets());
-            groups.put(g.groupId(), group);
-        }
-        scheduleExpiry();
+        offsets.load();
     }
 
     public int slot() {
@@ -112,14 +105,14 @@ public final class GroupShard {
         } else {
             joinCurrentMember(group, req, ctx, protocols, reason, callback);
         }
-        if (group.is(GroupState.EMPTY) && group.members.isEmpty() && group.offsets.isEmpty() && group.pendingMembers.isEmpty()) {
+        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
             groups.remove(groupId);
         }
     }
 
     private boolean acceptsNewMember(ClassicGroup group) {
         return group.is(GroupState.EMPTY) || group.is(GroupState.DEAD)
-                || group.members.size() + group.pendingMembers.size() < config.maxSize();
+                || group.size() + group.pendingCount() < config.maxSize();
     }
 
     private void joinNewMember(ClassicGroup group, JoinGroupRequestData req, JoinContext ctx, Map<String, byte[]> protocols,
@@ -135,7 +128,7 @@ public final class GroupShard {
         String newMemberId = ctx.clientId() + "-" + UUID.randomUUID();
         String instanceId = req.groupInstanceId();
         if (instanceId != null) {
-            String existing = group.staticMembers.get(instanceId);
+            String existing = group.staticMemberId(instanceId);
             if (existing == null) {
                 addMemberAndRebalance(group, newMemberId, req, ctx, protocols, reason, callback);
             } else {
@@ -143,7 +136,7 @@ public final class GroupShard {
             }
         } else if (ctx.requireKnownMemberId()) {
             // KIP-394: hand out the id first; the member joins for real with it.
-            group.pendingMembers.add(newMemberId);
+            group.addPending(newMemberId);
             scheduleMemberExpiry(group, newMemberId, req.sessionTimeoutMs(), true);
             callback.accept(joinError(newMemberId, Errors.MEMBER_ID_REQUIRED));
         } else {
@@ -162,7 +155,7 @@ public final class GroupShard {
             callback.accept(joinError(memberId, Errors.INCONSISTENT_GROUP_PROTOCOL));
             return;
         }
-        if (group.pendingMembers.contains(memberId)) {
+        if (group.isPending(memberId)) {
             if (req.groupInstanceId() != null) {
                 throw new IllegalStateException("a static member cannot be pending: " + memberId);
             }
@@ -202,8 +195,8 @@ public final class GroupShard {
         Member member = new Member(memberId, req.groupInstanceId(), ctx.clientId(), ctx.clientHost(), req.rebalanceTimeoutMs(),
                 req.sessionTimeoutMs(), req.protocolType(), protocols);
         member.isNew = true;
-        if (group.is(GroupState.PREPARING_REBALANCE) && group.generationId == 0) {
-            group.newMemberAdded = true;
+        if (group.is(GroupState.PREPARING_REBALANCE) && group.generationId() == 0) {
+            group.markNewMemberAdded();
         }
         group.add(member, callback);
         scheduler.cancel(pendingKey(group, memberId));
@@ -227,59 +220,41 @@ public final class GroupShard {
                                      JoinContext ctx, Map<String, byte[]> protocols, String reason,
                                      Consumer<JoinGroupResponseData> callback) {
         Member old = group.get(oldMemberId);
-        String currentLeader = group.leaderId;
+        String currentLeader = group.leaderId();
         boolean wasLeader = group.isLeader(oldMemberId);
-        // The old incarnation's pending requests are fenced.
-        if (old.isAwaitingJoin()) {
-            group.invokeJoin(old, joinError(oldMemberId, Errors.FENCED_INSTANCE_ID));
-        }
-        if (old.isAwaitingSync()) {
-            var cb = old.awaitingSync;
-            old.awaitingSync = null;
-            cb.accept(new SyncGroupResponseData().setErrorCode(Errors.FENCED_INSTANCE_ID.code()));
-        }
         scheduler.cancel(heartbeatKey(group, oldMemberId));
         Map<String, byte[]> oldProtocols = old.protocols;
-        byte[] assignment = old.assignment;
-        group.members.remove(oldMemberId);
-        group.pendingSyncMembers.remove(oldMemberId);
         Member member = new Member(newMemberId, req.groupInstanceId(), ctx.clientId(), ctx.clientHost(), req.rebalanceTimeoutMs(),
                 req.sessionTimeoutMs(), req.protocolType(), protocols);
-        member.assignment = assignment;
-        group.members.put(newMemberId, member);
-        group.staticMembers.put(req.groupInstanceId(), newMemberId);
-        if (wasLeader) {
-            group.leaderId = newMemberId;
-        }
+        // The old incarnation's pending requests are fenced.
+        group.replaceStaticMember(oldMemberId, member, joinError(oldMemberId, Errors.FENCED_INSTANCE_ID),
+                new SyncGroupResponseData().setErrorCode(Errors.FENCED_INSTANCE_ID.code()));
         scheduleMemberExpiry(group, newMemberId, member.sessionTimeoutMs, false);
         switch (group.state()) {
             case STABLE -> {
                 String nextProtocol = group.selectProtocol();
-                if (nextProtocol.equals(group.protocolName)) {
+                if (nextProtocol.equals(group.protocolName())) {
                     // Returning the old leader id keeps the rejoined member from computing a useless assignment.
-                    callback.accept(new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId)
-                            .setProtocolType(group.protocolType).setProtocolName(group.protocolName)
-                            .setLeader(wasLeader ? currentLeader : group.leaderId).setMemberId(newMemberId).setSkipAssignment(false));
+                    callback.accept(new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId())
+                            .setProtocolType(group.protocolType()).setProtocolName(group.protocolName())
+                            .setLeader(wasLeader ? currentLeader : group.leaderId()).setMemberId(newMemberId).setSkipAssignment(false));
                 } else {
-                    member.awaitingJoin = callback;
-                    group.numAwaitingJoin++;
+                    group.awaitJoin(member, callback);
                     maybePrepareRebalance(group, "Group's selected protocol will change because static member " + newMemberId
                             + " with instance id " + req.groupInstanceId() + " joined with a change of protocol; client reason: " + reason);
                 }
             }
             case COMPLETING_REBALANCE -> {
-                member.awaitingJoin = callback;
-                group.numAwaitingJoin++;
+                group.awaitJoin(member, callback);
                 maybePrepareRebalance(group, "Updating metadata for static member " + newMemberId + " during CompletingRebalance");
             }
             case PREPARING_REBALANCE -> {
-                member.awaitingJoin = callback;
-                group.numAwaitingJoin++;
+                group.awaitJoin(member, callback);
                 checkJoinComplete(group);
             }
             default -> throw new IllegalStateException("static member replaced in state " + group.state());
         }
-        LOG.debugf("static member replaced group=%s instance=%s old=%s new=%s protocolsChanged=%s", group.groupId,
+        LOG.debugf("static member replaced group=%s instance=%s old=%s new=%s protocolsChanged=%s", group.groupId(),
                 req.groupInstanceId(), oldMemberId, newMemberId, !member.matches(oldProtocols));
     }
 
@@ -296,7 +271,7 @@ public final class GroupShard {
         scheduler.cancel(syncKey(group));
         boolean initial = group.is(GroupState.EMPTY);
         group.transitionTo(GroupState.PREPARING_REBALANCE, clock.getAsLong());
-        LOG.infof("preparing to rebalance group=%s generation=%d reason=%s", group.groupId, group.generationId, reason);
+        LOG.infof("preparing to rebalance group=%s generation=%d reason=%s", group.groupId(), group.generationId(), reason);
         if (initial) {
             int delay = config.initialRebalanceDelayMs();
             scheduleInitialJoin(group, delay, Math.max(group.rebalanceTimeoutMs() - delay, 0));
@@ -307,28 +282,28 @@ public final class GroupShard {
 
     /** group.initial.rebalance.delay.ms: wait for more members of a new group, extending while they keep coming. */
     private void scheduleInitialJoin(ClassicGroup group, int delay, int remaining) {
-        group.newMemberAdded = false;
+        group.takeNewMemberAdded();
         scheduler.schedule(joinKey(group), delay, () -> {
-            if (group.newMemberAdded && remaining > 0) {
+            if (group.takeNewMemberAdded() && remaining > 0) {
                 int next = Math.min(config.initialRebalanceDelayMs(), remaining);
                 scheduleInitialJoin(group, next, Math.max(remaining - next, 0));
             } else {
                 completeJoin(group);
             }
         });
-        initialJoinPending.add(group.groupId);
+        initialJoinPending.add(group.groupId());
     }
 
     /** A regular (not initial) join completes as soon as every member has rejoined. */
     private void checkJoinComplete(ClassicGroup group) {
-        if (group.is(GroupState.PREPARING_REBALANCE) && !initialJoinPending.contains(group.groupId) && group.hasAllMembersJoined()) {
+        if (group.is(GroupState.PREPARING_REBALANCE) && !initialJoinPending.contains(group.groupId()) && group.hasAllMembersJoined()) {
             scheduler.cancel(joinKey(group));
             completeJoin(group);
         }
     }
 
     private void completeJoin(ClassicGroup group) {
-        initialJoinPending.remove(group.groupId);
+        initialJoinPending.remove(group.groupId());
         if (!group.is(GroupState.PREPARING_REBALANCE)) {
             return;
         }
@@ -339,43 +314,42 @@ public final class GroupShard {
                 group.remove(m.memberId);
             }
         }
-        if (!group.maybeElectNewJoinedLeader() && !group.members.isEmpty()) {
-            LOG.warnf("group=%s could not complete rebalance: no member rejoined; waiting another rebalance timeout", group.groupId);
+        if (!group.maybeElectNewJoinedLeader() && group.size() > 0) {
+            LOG.warnf("group=%s could not complete rebalance: no member rejoined; waiting another rebalance timeout", group.groupId());
             scheduler.schedule(joinKey(group), Math.max(group.rebalanceTimeoutMs(), 1), () -> completeJoin(group));
             return;
         }
         long now = clock.getAsLong();
         group.initNextGeneration(now);
         if (group.is(GroupState.EMPTY)) {
-            LOG.infof("group=%s generation=%d is now empty", group.groupId, group.generationId);
+            LOG.infof("group=%s generation=%d is now empty", group.groupId(), group.generationId());
             maybeDropEmpty(group);
             return;
         }
-        LOG.infof("stabilized group=%s generation=%d protocol=%s members=%d", group.groupId, group.generationId,
-                group.protocolName, group.members.size());
-        for (Member m : List.copyOf(group.members.values())) {
-            group.invokeJoin(m, joinResult(group, m));
+        LOG.infof("stabilized group=%s generation=%d protocol=%s members=%d", group.groupId(), group.generationId(),
+                group.protocolName(), group.size());
+        for (Member m : List.copyOf(group.members())) {
+            group.completeJoin(m, joinResult(group, m));
             scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
             m.isNew = false;
         }
-        int generation = group.generationId;
+        int generation = group.generationId();
         scheduler.schedule(syncKey(group), Math.max(group.rebalanceTimeoutMs(), 1), () -> expirePendingSync(group, generation));
     }
 
     private void expirePendingSync(ClassicGroup group, int generation) {
-        if (generation != group.generationId) {
+        if (generation != group.generationId()) {
             return;
         }
         if (group.is(GroupState.COMPLETING_REBALANCE) || group.is(GroupState.STABLE)) {
-            if (group.pendingSyncMembers.isEmpty()) {
+            if (group.pendingSyncMemberIds().isEmpty()) {
                 return;
             }
-            LOG.infof("group=%s removing members that sent no SyncGroup: %s", group.groupId, group.pendingSyncMembers);
-            for (String id : List.copyOf(group.pendingSyncMembers)) {
+            LOG.infof("group=%s removing members that sent no SyncGroup: %s", group.groupId(), group.pendingSyncMemberIds());
+            for (String id : List.copyOf(group.pendingSyncMemberIds())) {
                 scheduler.cancel(heartbeatKey(group, id));
                 group.remove(id);
             }
-            group.pendingSyncMembers.clear();
             maybePrepareRebalance(group, "Removing members who haven't sent their sync requests");
         }
     }
@@ -385,8 +359,8 @@ public final class GroupShard {
     }
 
     private static JoinGroupResponseData joinResultFor(ClassicGroup group, Member m, boolean withMembers) {
-        JoinGroupResponseData r = new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId)
-                .setProtocolType(group.protocolType).setProtocolName(group.protocolName).setLeader(group.leaderId)
+        JoinGroupResponseData r = new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId())
+                .setProtocolType(group.protocolType()).setProtocolName(group.protocolName()).setLeader(group.leaderId())
                 .setMemberId(m.memberId).setSkipAssignment(false);
         if (withMembers) {
             r.setMembers(group.currentMemberMetadata());
@@ -413,30 +387,22 @@ public final class GroupShard {
             case EMPTY -> callback.accept(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
             case PREPARING_REBALANCE -> callback.accept(new SyncGroupResponseData().setErrorCode(Errors.REBALANCE_IN_PROGRESS.code()));
             case COMPLETING_REBALANCE -> {
-                member.awaitingSync = callback;
-                group.pendingSyncMembers.remove(member.memberId);
+                group.awaitSync(member, callback);
                 if (group.isLeader(member.memberId)) {
                     Map<String, byte[]> assignment = new HashMap<>();
                     req.assignments().forEach(a -> assignment.put(a.memberId(), a.assignment()));
-                    for (String id : group.members.keySet()) {
-                        assignment.putIfAbsent(id, new byte[0]);
-                    }
-                    for (Member m : group.members.values()) {
-                        m.assignment = assignment.get(m.memberId);
-                    }
+                    group.assign(assignment);
                     group.transitionTo(GroupState.STABLE, clock.getAsLong());
-                    for (Member m : List.copyOf(group.members.values())) {
-                        if (m.awaitingSync != null) {
-                            var cb = m.awaitingSync;
-                            m.awaitingSync = null;
-                            cb.accept(syncResult(group, m));
+                    for (Member m : List.copyOf(group.members())) {
+                        if (m.isAwaitingSync()) {
+                            group.completeSync(m, syncResult(group, m));
                             scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
                         }
                     }
                 }
             }
             case STABLE -> {
-                group.pendingSyncMembers.remove(member.memberId);
+                group.syncReceived(member.memberId);
                 callback.accept(syncResult(group, member));
                 scheduleMemberExpiry(group, member.memberId, member.sessionTimeoutMs, false);
             }
@@ -462,32 +428,25 @@ public final class GroupShard {
         if (e != null) {
             return e;
         }
-        if (req.generationId() != group.generationId) {
+        if (req.generationId() != group.generationId()) {
             return Errors.ILLEGAL_GENERATION;
         }
-        if (req.protocolType() != null && !req.protocolType().equals(group.protocolType)) {
+        if (req.protocolType() != null && !req.protocolType().equals(group.protocolType())) {
             return Errors.INCONSISTENT_GROUP_PROTOCOL;
         }
-        if (req.protocolName() != null && !req.protocolName().equals(group.protocolName)) {
+        if (req.protocolName() != null && !req.protocolName().equals(group.protocolName())) {
             return Errors.INCONSISTENT_GROUP_PROTOCOL;
         }
         return null;
     }
 
     private static SyncGroupResponseData syncResult(ClassicGroup group, Member m) {
-        return new SyncGroupResponseData().setErrorCode(Errors.NONE.code()).setProtocolType(group.protocolType)
-                .setProtocolName(group.protocolName).setAssignment(m.assignment);
+        return new SyncGroupResponseData().setErrorCode(Errors.NONE.code()).setProtocolType(group.protocolType())
+                .setProtocolName(group.protocolName()).setAssignment(m.assignment);
     }
 
     private void resetAndPropagateAssignmentError(ClassicGroup group, Errors error) {
-        for (Member m : group.members.values()) {
-            m.assignment = new byte[0];
-            if (m.awaitingSync != null) {
-                var cb = m.awaitingSync;
-                m.awaitingSync = null;
-                cb.accept(new SyncGroupResponseData().setErrorCode(error.code()));
-            }
-        }
+        group.resetAssignments(new SyncGroupResponseData().setErrorCode(error.code()));
     }
 
     // ---------------------------------------------------------------- Heartbeat and LeaveGroup
@@ -510,7 +469,7 @@ public final class GroupShard {
         if (e != null) {
             return e;
         }
-        if (generationId != group.generationId) {
+        if (generationId != group.generationId()) {
             return Errors.ILLEGAL_GENERATION;
         }
         Member m = group.get(memberId);
@@ -551,13 +510,13 @@ public final class GroupShard {
         for (Leaving l : leaving) {
             String memberId = l.memberId();
             if (l.groupInstanceId() != null && UNKNOWN_MEMBER_ID.equals(memberId)) {
-                memberId = group.staticMembers.get(l.groupInstanceId());
+                memberId = group.staticMemberId(l.groupInstanceId());
                 if (memberId == null) {
                     out.add(Errors.UNKNOWN_MEMBER_ID);
                     continue;
                 }
             }
-            if (group.pendingMembers.remove(memberId)) {
+            if (group.removePending(memberId)) {
                 scheduler.cancel(pendingKey(group, memberId));
                 out.add(Errors.NONE);
                 checkJoinComplete(group);
@@ -578,12 +537,8 @@ public final class GroupShard {
 
     private void removeMemberAndUpdateGroup(ClassicGroup group, Member member, String reason) {
         // A new member can time out with its JoinGroup still pending: answer it so an alive client rejoins.
-        group.invokeJoin(member, joinError(member.memberId, Errors.UNKNOWN_MEMBER_ID));
-        if (member.awaitingSync != null) {
-            var cb = member.awaitingSync;
-            member.awaitingSync = null;
-            cb.accept(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
-        }
+        group.completeJoin(member, joinError(member.memberId, Errors.UNKNOWN_MEMBER_ID));
+        group.completeSync(member, new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
         group.remove(member.memberId);
         switch (group.state()) {
             case STABLE, COMPLETING_REBALANCE -> maybePrepareRebalance(group, reason);
@@ -595,12 +550,12 @@ public final class GroupShard {
 
     private Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId) {
         if (groupInstanceId != null) {
-            String current = group.staticMembers.get(groupInstanceId);
+            String current = group.staticMemberId(groupInstanceId);
             if (current == null) {
                 return Errors.UNKNOWN_MEMBER_ID;
             }
             if (!current.equals(memberId)) {
-                LOG.infof("group=%s member %s of instance %s is fenced by %s", group.groupId, memberId, groupInstanceId, current);
+                LOG.infof("group=%s member %s of instance %s is fenced by %s", group.groupId(), memberId, groupInstanceId, current);
                 return Errors.FENCED_INSTANCE_ID;
             }
             return null;
@@ -615,8 +570,8 @@ public final class GroupShard {
 
     private void expireMember(ClassicGroup group, String memberId, boolean pending) {
         if (pending) {
-            if (group.pendingMembers.remove(memberId)) {
-                LOG.infof("group=%s pending member %s expired", group.groupId, memberId);
+            if (group.removePending(memberId)) {
+                LOG.infof("group=%s pending member %s expired", group.groupId(), memberId);
                 checkJoinComplete(group);
                 maybeDropEmpty(group);
             }
@@ -631,12 +586,12 @@ public final class GroupShard {
             scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
             return;
         }
-        LOG.infof("group=%s member %s failed (session timeout), removing it", group.groupId, memberId);
+        LOG.infof("group=%s member %s failed (session timeout), removing it", group.groupId(), memberId);
         removeMemberAndUpdateGroup(group, m, "removing member " + memberId + " on heartbeat expiration");
         maybeDropEmpty(group);
     }
 
-    // ---------------------------------------------------------------- offsets
+    // ---------------------------------------------------------------- offsets (GroupOffsets)
 
     public record OffsetToCommit(TopicPartition tp, long offset, int leaderEpoch, String metadata) {
     }
@@ -644,230 +599,85 @@ public final class GroupShard {
     /** OffsetCommit: validation as Apache's {@code validateOffsetCommit}, then one durable save. */
     public Map<TopicPartition, Errors> commit(String groupId, String memberId, String groupInstanceId, int generationId,
                                               List<OffsetToCommit> offsets, long retentionMs) throws IOException {
-        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
-        Errors groupError = null;
-        if (closed) {
-            groupError = Errors.NOT_COORDINATOR;
-        } else if (groupId == null) {
-            groupError = Errors.INVALID_GROUP_ID;
-        }
-        ClassicGroup group = groupError == null ? groups.get(groupId) : null;
-        boolean created = false;
-        if (groupError == null && group == null) {
-            if (generationId < 0) {
-                // Not using group management: Kafka only stores its offsets.
-                group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
-                created = true;
-            } else {
-                groupError = Errors.ILLEGAL_GENERATION;
-            }
-        }
-        if (groupError == null && !created) {
-            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId);
-            if (groupError == null && group.is(GroupState.COMPLETING_REBALANCE)) {
-                groupError = Errors.REBALANCE_IN_PROGRESS;
-            }
-        }
-        if (groupError != null) {
-            for (OffsetToCommit o : offsets) {
-                result.put(o.tp(), groupError);
-            }
-            return result;
-        }
-        if (group.has(memberId)) {
-            scheduleMemberExpiry(group, memberId, group.get(memberId).sessionTimeoutMs, false);
-        }
-        long now = clock.getAsLong();
-        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
-        for (OffsetToCommit o : offsets) {
-            if (!partitionExists.test(o.tp())) {
-                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
-                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
-            } else {
-                long expire = retentionMs > 0 ? now + retentionMs : -1;
-                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
-                result.put(o.tp(), Errors.NONE);
-            }
-        }
-        if (!accepted.isEmpty()) {
-            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets);
-            next.putAll(accepted);
-            try {
-                store.save(new GroupStore.StoredGroup(groupId, group.protocolType, next));
-            } catch (NotCoordinatorException e) {
-                accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
-                return result;
-            }
-            group.offsets.putAll(accepted);
-            if (created) {
-                groups.put(groupId, group);
-            }
-        }
-        return result;
-    }
-
-    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
-        if (group.is(GroupState.DEAD)) {
-            return Errors.COORDINATOR_NOT_AVAILABLE;
-        }
-        if (generationId >= 0 || !UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
-            Errors e = validateCurrentMember(group, memberId, groupInstanceId);
-            if (e != null) {
-                return e;
-            }
-            return generationId != group.generationId ? Errors.ILLEGAL_GENERATION : null;
-        }
-        // When the group has members, only members may commit.
-        return group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+        return this.offsets.commit(groupId, memberId, groupInstanceId, generationId, offsets, retentionMs);
     }
 
     /** Committed offsets of a group; {@code partitions == null} means all. Unknown groups have none. */
     public Map<TopicPartition, CommittedOffset> fetch(String groupId, Collection<TopicPartition> partitions) {
-        ClassicGroup group = groups.get(groupId);
-        Map<TopicPartition, CommittedOffset> out = new LinkedHashMap<>();
-        if (partitions == null) {
-            if (group != null) {
-                out.putAll(group.offsets);
-            }
-            return out;
-        }
-        for (TopicPartition tp : partitions) {
-            out.put(tp, group == null ? null : group.offsets.get(tp));
-        }
-        return out;
+        return offsets.fetch(groupId, partitions);
     }
 
     public Errors deleteGroup(String groupId) throws IOException {
-        if (closed) {
-            return Errors.NOT_COORDINATOR;
-        }
-        ClassicGroup group = groups.get(groupId);
-        if (group == null || group.is(GroupState.DEAD)) {
-            return Errors.GROUP_ID_NOT_FOUND;
-        }
-        if (!group.is(GroupState.EMPTY)) {
-            return Errors.NON_EMPTY_GROUP;
-        }
-        store.delete(groupId);
-        group.transitionTo(GroupState.DEAD, clock.getAsLong());
-        groups.remove(groupId);
-        return Errors.NONE;
+        return offsets.deleteGroup(groupId);
     }
 
     public record OffsetDeleteResult(Errors groupError, Map<TopicPartition, Errors> partitions) {
     }
 
     public OffsetDeleteResult deleteOffsets(String groupId, List<TopicPartition> partitions) throws IOException {
-        if (closed) {
-            return new OffsetDeleteResult(Errors.NOT_COORDINATOR, Map.of());
-        }
-        ClassicGroup group = groups.get(groupId);
-        if (group == null || group.is(GroupState.DEAD)) {
-            return new OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
-        }
-        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
-        Set<String> subscribed;
-        if (group.is(GroupState.EMPTY)) {
-            subscribed = Set.of();
-        } else if (group.isConsumerGroup()) {
-            subscribed = group.subscribedTopics();
-        } else {
-            return new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of());
-        }
-        List<TopicPartition> deletable = new ArrayList<>();
-        for (TopicPartition tp : partitions) {
-            if (!partitionExists.test(tp)) {
-                result.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (subscribed.contains(tp.topic())) {
-                result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
-            } else {
-                deletable.add(tp);
-                result.put(tp, Errors.NONE);
-            }
-        }
-        if (deletable.stream().anyMatch(group.offsets::containsKey)) {
-            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets);
-            deletable.forEach(next::remove);
-            saveOrDelete(group, next);
-            deletable.forEach(group.offsets::remove);
-        }
-        return new OffsetDeleteResult(Errors.NONE, result);
+        return offsets.deleteOffsets(groupId, partitions);
     }
 
-    private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets) throws IOException {
-        if (offsets.isEmpty()) {
-            store.delete(group.groupId);
-        } else {
-            store.save(new GroupStore.StoredGroup(group.groupId, group.protocolType, offsets));
-        }
-    }
-
-    /**
-     * Offset expiry (offsets.retention.minutes): an Empty group's offsets expire once it has been
-     * empty that long (a group that never had members: counted from each commit); a live consumer
-     * group's offsets of topics nobody subscribes to expire counted from their commit. A group
-     * left with no members and no offsets is gone.
-     */
+    /** Offset expiry (offsets.retention.minutes); see {@link GroupOffsets#expireOffsets()}. */
     public void expireOffsets() throws IOException {
-        long now = clock.getAsLong();
-        long retention = config.offsetsRetentionMs();
-        for (ClassicGroup group : List.copyOf(groups.values())) {
-            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>();
-            Set<String> subscribed = group.is(GroupState.EMPTY) ? Set.of() : group.subscribedTopics();
-            boolean canExpire = group.is(GroupState.EMPTY) || group.isConsumerGroup();
-            for (var e : group.offsets.entrySet()) {
-                CommittedOffset o = e.getValue();
-                long base = group.is(GroupState.EMPTY) && group.protocolType != null ? group.stateTimestamp : o.commitTimestamp();
-                boolean expired = canExpire && !subscribed.contains(e.getKey().topic())
-                        && (o.expireTimestamp() > 0 ? now >= o.expireTimestamp() : now - base >= retention);
-                if (!expired) {
-                    keep.put(e.getKey(), o);
-                }
-            }
-            if (keep.size() != group.offsets.size()) {
-                LOG.infof("expired %d offsets group=%s", group.offsets.size() - keep.size(), group.groupId);
-                saveOrDelete(group, keep);
-                group.offsets.keySet().retainAll(keep.keySet());
-            }
-            maybeDropEmpty(group);
-        }
+        offsets.expireOffsets();
     }
 
-    /**
-     * Deleted topics: their committed offsets go at once, as Apache's coordinator drops them when
-     * partitions are deleted. A later topic of the same name starts without stale offsets.
-     */
+    /** Deleted topics: their committed offsets go at once; see {@link GroupOffsets#removeOffsetsOfTopics}. */
     public void removeOffsetsOfTopics(Set<String> deletedTopics) throws IOException {
-        for (ClassicGroup group : List.copyOf(groups.values())) {
-            if (group.offsets.keySet().stream().noneMatch(tp -> deletedTopics.contains(tp.topic()))) {
-                continue;
-            }
-            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>(group.offsets);
-            keep.keySet().removeIf(tp -> deletedTopics.contains(tp.topic()));
-            saveOrDelete(group, keep);
-            group.offsets.keySet().retainAll(keep.keySet());
-            maybeDropEmpty(group);
-        }
-    }
-
-    private void scheduleExpiry() {
-        scheduler.schedule("expire-offsets", config.offsetsRetentionCheckIntervalMs(), () -> {
-            try {
-                expireOffsets();
-            } catch (IOException e) {
-                LOG.warnf("offset expiry failed slot=%d: %s", slot, e.getMessage());
-            }
-            if (!closed) {
-                scheduleExpiry();
-            }
-        });
+        offsets.removeOffsetsOfTopics(deletedTopics);
     }
 
     private void maybeDropEmpty(ClassicGroup group) {
-        if (group.is(GroupState.EMPTY) && group.members.isEmpty() && group.pendingMembers.isEmpty() && group.offsets.isEmpty()) {
+        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
             group.transitionTo(GroupState.DEAD, clock.getAsLong());
-            groups.remove(group.groupId);
+            groups.remove(group.groupId());
+        }
+    }
+
+    /** What the offsets half may see and do of the membership half. */
+    private final class MembershipView implements GroupOffsets.Membership {
+        @Override
+        public boolean closed() {
+            return closed;
+        }
+
+        @Override
+        public ClassicGroup group(String groupId) {
+            return groups.get(groupId);
+        }
+
+        @Override
+        public Collection<ClassicGroup> groups() {
+            return List.copyOf(groups.values());
+        }
+
+        @Override
+        public void add(ClassicGroup group) {
+            groups.put(group.groupId(), group);
+        }
+
+        @Override
+        public Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId) {
+            return GroupShard.this.validateCurrentMember(group, memberId, groupInstanceId);
+        }
+
+        @Override
+        public void memberActive(ClassicGroup group, String memberId) {
+            Member m = group.get(memberId);
+            if (m != null) {
+                scheduleMemberExpiry(group, memberId, m.sessionTimeoutMs, false);
+            }
+        }
+
+        @Override
+        public void removeGroup(ClassicGroup group) {
+            groups.remove(group.groupId());
+        }
+
+        @Override
+        public void maybeDropEmpty(ClassicGroup group) {
+            GroupShard.this.maybeDropEmpty(group);
         }
     }
 
@@ -888,19 +698,19 @@ public final class GroupShard {
         }
         boolean stable = group.is(GroupState.STABLE);
         List<MemberDescription> members = new ArrayList<>();
-        for (Member m : group.members.values()) {
+        for (Member m : group.members()) {
             members.add(new MemberDescription(m.memberId, m.groupInstanceId, m.clientId, m.clientHost,
-                    stable ? m.metadata(group.protocolName) : new byte[0], stable ? m.assignment : new byte[0]));
+                    stable ? m.metadata(group.protocolName()) : new byte[0], stable ? m.assignment : new byte[0]));
         }
-        return new GroupDescription(groupId, group.state(), group.protocolType == null ? "" : group.protocolType,
-                stable ? group.protocolName : "", members);
+        return new GroupDescription(groupId, group.state(), group.protocolType() == null ? "" : group.protocolType(),
+                stable ? group.protocolName() : "", members);
     }
 
     public List<GroupDescription> list(Set<GroupState> states) {
         List<GroupDescription> out = new ArrayList<>();
         for (ClassicGroup g : groups.values()) {
             if (states.isEmpty() || states.contains(g.state())) {
-                out.add(new GroupDescription(g.groupId, g.state(), g.protocolType == null ? "" : g.protocolType, g.protocolName, List.of()));
+                out.add(new GroupDescription(g.groupId(), g.state(), g.protocolType() == null ? "" : g.protocolType(), g.protocolName(), List.of()));
             }
         }
         return out;
@@ -910,20 +720,16 @@ public final class GroupShard {
     public void close() {
         closed = true;
         for (ClassicGroup g : groups.values()) {
-            for (Member m : g.members.values()) {
-                g.invokeJoin(m, joinError(m.memberId, Errors.NOT_COORDINATOR));
-                if (m.awaitingSync != null) {
-                    var cb = m.awaitingSync;
-                    m.awaitingSync = null;
-                    cb.accept(new SyncGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code()));
-                }
+            for (Member m : g.members()) {
+                g.completeJoin(m, joinError(m.memberId, Errors.NOT_COORDINATOR));
+                g.completeSync(m, new SyncGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code()));
                 scheduler.cancel(heartbeatKey(g, m.memberId));
             }
-            g.pendingMembers.forEach(p -> scheduler.cancel(pendingKey(g, p)));
+            g.pendingMemberIds().forEach(p -> scheduler.cancel(pendingKey(g, p)));
             scheduler.cancel(joinKey(g));
             scheduler.cancel(syncKey(g));
         }
-        scheduler.cancel("expire-offsets");
+        offsets.close();
         groups.clear();
     }
 
@@ -937,18 +743,18 @@ public final class GroupShard {
     }
 
     private static String joinKey(ClassicGroup g) {
-        return "join/" + g.groupId;
+        return "join/" + g.groupId();
     }
 
     private static String syncKey(ClassicGroup g) {
-        return "sync/" + g.groupId;
+        return "sync/" + g.groupId();
     }
 
     private static String heartbeatKey(ClassicGroup g, String memberId) {
-        return "hb/" + g.groupId + "/" + memberId;
+        return "hb/" + g.groupId() + "/" + memberId;
     }
 
     private static String pendingKey(ClassicGroup g, String memberId) {
-        return "pending/" + g.groupId + "/" + memberId;
+        return "pending/" + g.groupId() + "/" + memberId;
     }
 }

@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletionStage;
@@ -29,7 +30,7 @@ public class HeartbeatHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         HeartbeatRequestData d = ((HeartbeatRequest) request).data();
         return coordinator.call(d.groupId(), shard -> shard.heartbeat(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId()))
-                .exceptionally(GroupErrors::of)
+                .exceptionally(e -> ErrorMapper.forCoordinator(e, d.groupId()))
                 .thenApply(e -> new HeartbeatResponseData().setErrorCode(e.code()));
     }
 }

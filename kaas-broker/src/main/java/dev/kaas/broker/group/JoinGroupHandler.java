@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
@@ -37,7 +38,7 @@ public class JoinGroupHandler implements ApiHandler {
             shard.join(data, joinCtx, result::complete);
             return null;
         }).exceptionally(e -> {
-            result.complete(GroupShard.joinError(data.memberId(), GroupErrors.of(e)));
+            result.complete(GroupShard.joinError(data.memberId(), ErrorMapper.forCoordinator(e, data.groupId())));
             return null;
         });
         return result.thenApply(r -> {

@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ public class LeaveGroupHandler implements ApiHandler {
             leaving.add(new GroupShard.Leaving(d.memberId(), null, null));
         }
         return coordinator.call(d.groupId(), shard -> shard.leave(d.groupId(), leaving))
-                .exceptionally(e -> Map.entry(GroupErrors.of(e), List.of()))
+                .exceptionally(e -> Map.entry(ErrorMapper.forCoordinator(e, d.groupId()), List.of()))
                 .thenApply(r -> {
                     LeaveGroupResponseData resp = new LeaveGroupResponseData().setThrottleTimeMs(0);
                     Errors top = r.getKey();

@@ -19,6 +19,7 @@ final class Member {
     /** Protocol name → metadata, in the member's order of preference. */
     Map<String, byte[]> protocols;
     byte[] assignment = new byte[0];
+    /** The waiting JoinGroup / SyncGroup answers: set and taken only by {@link ClassicGroup}, which counts them. */
     Consumer<JoinGroupResponseData> awaitingJoin;
     Consumer<SyncGroupResponseData> awaitingSync;
     boolean isNew;

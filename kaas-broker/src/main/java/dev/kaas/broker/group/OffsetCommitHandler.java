@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -51,7 +52,7 @@ public class OffsetCommitHandler implements ApiHandler {
         }
         return coordinator.call(d.groupId(), shard -> shard.commit(d.groupId(), memberId, d.groupInstanceId(), generation, offsets, retention))
                 .exceptionally(e -> {
-                    Errors err = GroupErrors.of(e);
+                    Errors err = ErrorMapper.forCoordinator(e, d.groupId());
                     Map<TopicPartition, Errors> all = new java.util.LinkedHashMap<>();
                     offsets.forEach(o -> all.put(o.tp(), err));
                     return all;

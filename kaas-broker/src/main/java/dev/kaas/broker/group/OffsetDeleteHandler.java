@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -38,7 +39,7 @@ public class OffsetDeleteHandler implements ApiHandler {
         List<TopicPartition> tps = new ArrayList<>();
         d.topics().forEach(t -> t.partitions().forEach(p -> tps.add(new TopicPartition(t.name(), p.partitionIndex()))));
         return coordinator.call(d.groupId(), shard -> shard.deleteOffsets(d.groupId(), tps))
-                .exceptionally(e -> new GroupShard.OffsetDeleteResult(GroupErrors.of(e), Map.of()))
+                .exceptionally(e -> new GroupShard.OffsetDeleteResult(ErrorMapper.forCoordinator(e, d.groupId()), Map.of()))
                 .thenApply(r -> {
                     OffsetDeleteResponseData resp = new OffsetDeleteResponseData().setThrottleTimeMs(0).setErrorCode(r.groupError().code());
                     if (r.groupError() != Errors.NONE) {

@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -101,7 +102,7 @@ public class OffsetFetchHandler implements ApiHandler {
 
     private CompletableFuture<GroupResult> fetch(String groupId, List<TopicPartition> tps) {
         return coordinator.call(groupId, shard -> new GroupResult(Errors.NONE, shard.fetch(groupId, tps)))
-                .exceptionally(e -> new GroupResult(GroupErrors.of(e), Map.of()));
+                .exceptionally(e -> new GroupResult(ErrorMapper.forCoordinator(e, groupId), Map.of()));
     }
 
     private static List<TopicPartition> partitions(List<Map.Entry<String, List<Integer>>> topics) {

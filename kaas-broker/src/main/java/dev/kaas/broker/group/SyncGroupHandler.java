@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
@@ -34,7 +35,7 @@ public class SyncGroupHandler implements ApiHandler {
             shard.sync(data, result::complete);
             return null;
         }).exceptionally(e -> {
-            result.complete(new SyncGroupResponseData().setErrorCode(GroupErrors.of(e).code()));
+            result.complete(new SyncGroupResponseData().setErrorCode(ErrorMapper.forCoordinator(e, data.groupId()).code()));
             return null;
         });
         return result.thenApply(r -> r);

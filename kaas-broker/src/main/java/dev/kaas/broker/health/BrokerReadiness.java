@@ -1,6 +1,6 @@
 package dev.kaas.broker.health;
 
-import dev.kaas.broker.cluster.AssignmentApplier;
+import dev.kaas.broker.cluster.AssignmentReceiver;
 import dev.kaas.broker.cluster.ClusterView;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -19,7 +19,7 @@ public class BrokerReadiness implements HealthCheck {
     ClusterView view;
 
     @Inject
-    AssignmentApplier applier;
+    AssignmentReceiver applier;
 
     @Override
     public HealthCheckResponse call() {

@@ -1,8 +1,10 @@
-package dev.kaas.broker.cluster;
+package dev.kaas.broker.assignment;
 
+import dev.kaas.broker.cluster.AssignmentApplied;
+import dev.kaas.broker.cluster.AssignmentReceiver;
+import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
-import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.SerialExecutor;
@@ -17,6 +19,7 @@ import dev.kaas.common.model.TopicSpec;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -37,15 +40,20 @@ import org.jboss.logging.Logger;
 /**
  * Makes the open partitions match an assignment: relinquish what moved away, abandon and
  * delete what was deleted, take over what is newly ours (fence, recover), then publish the
- * assignment to {@link ClusterView}. Runs on its own thread: opening a log scans files.
+ * assignment to {@link ClusterView} and fire {@link AssignmentApplied} for the coordinators.
+ * Runs on its own thread: opening a log scans files.
+ *
+ * <p>It sits in its own package, above {@code cluster}, {@code data} and {@code group}: it opens
+ * their state, so none of them may depend on it. Coordinators learn of an assignment by observing
+ * the event, and the controller session hands assignments in through {@link AssignmentReceiver}.
  */
 @ApplicationScoped
-public class AssignmentApplier {
+public class AssignmentApplier implements AssignmentReceiver {
     private static final Logger LOG = Logger.getLogger(AssignmentApplier.class);
 
     private final ClusterView view;
     private final Partitions partitions;
-    private final GroupCoordinator groups;
+    private final Event<AssignmentApplied> applied;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "kaas-assignment");
         t.setDaemon(true);
@@ -58,13 +66,14 @@ public class AssignmentApplier {
     private record Wanted(TopicAssignment topic, PartitionAssignment partition) {
     }
 
-    public AssignmentApplier(ClusterView view, Partitions partitions, GroupCoordinator groups) {
+    public AssignmentApplier(ClusterView view, Partitions partitions, Event<AssignmentApplied> applied) {
         this.view = view;
         this.partitions = partitions;
-        this.groups = groups;
+        this.applied = applied;
     }
 
     /** Accepts a pushed assignment unless it comes from a deposed controller or is older than the applied one. */
+    @Override
     public void submit(Assignment a) {
         thread.execute(() -> {
             if (a.controllerEpoch() < appliedEpoch || (a.controllerEpoch() == appliedEpoch && a.version() <= appliedVersion)) {
@@ -74,11 +83,13 @@ public class AssignmentApplier {
         });
     }
 
+    @Override
     public long appliedVersion() {
         return appliedVersion;
     }
 
     /** Every partition the applied assignment gives this broker is open. */
+    @Override
     public boolean allAssignedOpen() {
         return allOpen;
     }
@@ -129,7 +140,7 @@ public class AssignmentApplier {
         appliedVersion = a.version();
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
-        groups.onAssignment(a);
+        applied.fire(new AssignmentApplied(a));
     }
 
     private void relinquish(TopicPartition tp, PartitionLog log, boolean topicLives) {

@@ -1,0 +1,18 @@
+package dev.kaas.broker.cluster;
+
+import dev.kaas.common.model.Assignment;
+
+/**
+ * Where the controller session hands the assignments it is pushed, and what it reports back.
+ * An interface so that {@code cluster} does not depend on the applier, which depends on
+ * {@code data} and {@code storage}.
+ */
+public interface AssignmentReceiver {
+    /** Queues an assignment; a stale one (older version or deposed controller) is ignored. */
+    void submit(Assignment a);
+
+    long appliedVersion();
+
+    /** Every partition the applied assignment gives this broker is open. */
+    boolean allAssignedOpen();
+}

@@ -1,0 +1,303 @@
+package dev.kaas.broker.group;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.protocol.Errors;
+import org.jboss.logging.Logger;
+
+/**
+ * The offsets half of a group slot, as Apache splits {@code OffsetMetadataManager} from the
+ * membership of {@code GroupMetadataManager}: OffsetCommit validation, OffsetFetch, OffsetDelete,
+ * DeleteGroups, offset expiry and the offsets of deleted topics. Everything here that changes
+ * state is saved to the {@link GroupStore} first and applied to the {@link ClassicGroup} only once
+ * the store has it. It sees the membership half only through {@link Membership}.
+ * Same threading as {@link GroupShard}: the slot's serial executor only.
+ */
+final class GroupOffsets {
+    private static final Logger LOG = Logger.getLogger(GroupOffsets.class);
+    static final String EXPIRY_KEY = "expire-offsets";
+
+    /** What the offsets half may see and do of the membership half. */
+    interface Membership {
+        /** The slot was lost: every call answers NOT_COORDINATOR. */
+        boolean closed();
+
+        ClassicGroup group(String groupId);
+
+        /** A snapshot of the slot's groups. */
+        Collection<ClassicGroup> groups();
+
+        void add(ClassicGroup group);
+
+        void removeGroup(ClassicGroup group);
+
+        /** null when the member (or static instance) is current, else the error to answer. */
+        Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId);
+
+        /** The member showed a sign of life: restart its session timer. No-op for a non-member. */
+        void memberActive(ClassicGroup group, String memberId);
+
+        /** A group left Empty with no members and no offsets is gone. */
+        void maybeDropEmpty(ClassicGroup group);
+    }
+
+    private final int slot;
+    private final GroupConfig config;
+    private final LongSupplier clock;
+    private final Scheduler scheduler;
+    private final GroupStore store;
+    private final Predicate<TopicPartition> partitionExists;
+    private final Membership membership;
+
+    GroupOffsets(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
+                 Predicate<TopicPartition> partitionExists, Membership membership) {
+        this.slot = slot;
+        this.config = config;
+        this.clock = clock;
+        this.scheduler = scheduler;
+        this.store = store;
+        this.partitionExists = partitionExists;
+        this.membership = membership;
+    }
+
+    /** Loads committed offsets from the store: groups with offsets come back Empty. Starts the expiry timer. */
+    void load() throws IOException {
+        long now = clock.getAsLong();
+        for (GroupStore.StoredGroup g : store.loadAll().values()) {
+            membership.add(ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), now));
+        }
+        scheduleExpiry();
+    }
+
+    void close() {
+        scheduler.cancel(EXPIRY_KEY);
+    }
+
+    /** OffsetCommit: validation as Apache's {@code validateOffsetCommit}, then one durable save. */
+    public Map<TopicPartition, Errors> commit(String groupId, String memberId, String groupInstanceId, int generationId,
+                                              List<GroupShard.OffsetToCommit> offsets, long retentionMs) throws IOException {
+        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+        Errors groupError = null;
+        if (membership.closed()) {
+            groupError = Errors.NOT_COORDINATOR;
+        } else if (groupId == null) {
+            groupError = Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = groupError == null ? membership.group(groupId) : null;
+        boolean created = false;
+        if (groupError == null && group == null) {
+            if (generationId < 0) {
+                // Not using group management: Kafka only stores its offsets.
+                group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
+                created = true;
+            } else {
+                groupError = Errors.ILLEGAL_GENERATION;
+            }
+        }
+        if (groupError == null && !created) {
+            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId);
+            if (groupError == null && group.is(GroupState.COMPLETING_REBALANCE)) {
+                groupError = Errors.REBALANCE_IN_PROGRESS;
+            }
+        }
+        if (groupError != null) {
+            for (GroupShard.OffsetToCommit o : offsets) {
+                result.put(o.tp(), groupError);
+            }
+            return result;
+        }
+        // A commit from a member counts as a sign of life, as Apache's.
+        membership.memberActive(group, memberId);
+        long now = clock.getAsLong();
+        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
+        for (GroupShard.OffsetToCommit o : offsets) {
+            if (!partitionExists.test(o.tp())) {
+                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
+                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
+            } else {
+                long expire = retentionMs > 0 ? now + retentionMs : -1;
+                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
+                result.put(o.tp(), Errors.NONE);
+            }
+        }
+        if (!accepted.isEmpty()) {
+            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
+            next.putAll(accepted);
+            try {
+                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next));
+            } catch (NotCoordinatorException e) {
+                accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
+                return result;
+            }
+            group.putOffsets(accepted);
+            if (created) {
+                membership.add(group);
+            }
+        }
+        return result;
+    }
+
+    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
+        if (group.is(GroupState.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (generationId >= 0 || !GroupShard.UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
+            Errors e = membership.validateCurrentMember(group, memberId, groupInstanceId);
+            if (e != null) {
+                return e;
+            }
+            return generationId != group.generationId() ? Errors.ILLEGAL_GENERATION : null;
+        }
+        // When the group has members, only members may commit.
+        return group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+    }
+
+    /** Committed offsets of a group; {@code partitions == null} means all. Unknown groups have none. */
+    public Map<TopicPartition, CommittedOffset> fetch(String groupId, Collection<TopicPartition> partitions) {
+        ClassicGroup group = membership.group(groupId);
+        Map<TopicPartition, CommittedOffset> out = new LinkedHashMap<>();
+        if (partitions == null) {
+            if (group != null) {
+                out.putAll(group.offsets());
+            }
+            return out;
+        }
+        for (TopicPartition tp : partitions) {
+            out.put(tp, group == null ? null : group.offsets().get(tp));
+        }
+        return out;
+    }
+
+    public Errors deleteGroup(String groupId) throws IOException {
+        if (membership.closed()) {
+            return Errors.NOT_COORDINATOR;
+        }
+        ClassicGroup group = membership.group(groupId);
+        if (group == null || group.is(GroupState.DEAD)) {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        if (!group.is(GroupState.EMPTY)) {
+            return Errors.NON_EMPTY_GROUP;
+        }
+        store.delete(groupId);
+        group.transitionTo(GroupState.DEAD, clock.getAsLong());
+        membership.removeGroup(group);
+        return Errors.NONE;
+    }
+
+    public GroupShard.OffsetDeleteResult deleteOffsets(String groupId, List<TopicPartition> partitions) throws IOException {
+        if (membership.closed()) {
+            return new GroupShard.OffsetDeleteResult(Errors.NOT_COORDINATOR, Map.of());
+        }
+        ClassicGroup group = membership.group(groupId);
+        if (group == null || group.is(GroupState.DEAD)) {
+            return new GroupShard.OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+        }
+        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+        Set<String> subscribed;
+        if (group.is(GroupState.EMPTY)) {
+            subscribed = Set.of();
+        } else if (group.isConsumerGroup()) {
+            subscribed = group.subscribedTopics();
+        } else {
+            return new GroupShard.OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of());
+        }
+        List<TopicPartition> deletable = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            if (!partitionExists.test(tp)) {
+                result.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (subscribed.contains(tp.topic())) {
+                result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+            } else {
+                deletable.add(tp);
+                result.put(tp, Errors.NONE);
+            }
+        }
+        if (deletable.stream().anyMatch(group.offsets()::containsKey)) {
+            Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
+            deletable.forEach(next::remove);
+            saveOrDelete(group, next);
+            group.retainOffsets(next.keySet());
+        }
+        return new GroupShard.OffsetDeleteResult(Errors.NONE, result);
+    }
+
+    private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets) throws IOException {
+        if (offsets.isEmpty()) {
+            store.delete(group.groupId());
+        } else {
+            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets));
+        }
+    }
+
+    /**
+     * Offset expiry (offsets.retention.minutes): an Empty group's offsets expire once it has been
+     * empty that long (a group that never had members: counted from each commit); a live consumer
+     * group's offsets of topics nobody subscribes to expire counted from their commit. A group
+     * left with no members and no offsets is gone.
+     */
+    public void expireOffsets() throws IOException {
+        long now = clock.getAsLong();
+        long retention = config.offsetsRetentionMs();
+        for (ClassicGroup group : membership.groups()) {
+            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>();
+            Set<String> subscribed = group.is(GroupState.EMPTY) ? Set.of() : group.subscribedTopics();
+            boolean canExpire = group.is(GroupState.EMPTY) || group.isConsumerGroup();
+            for (var e : group.offsets().entrySet()) {
+                CommittedOffset o = e.getValue();
+                long base = group.is(GroupState.EMPTY) && group.protocolType() != null ? group.stateTimestamp() : o.commitTimestamp();
+                boolean expired = canExpire && !subscribed.contains(e.getKey().topic())
+                        && (o.expireTimestamp() > 0 ? now >= o.expireTimestamp() : now - base >= retention);
+                if (!expired) {
+                    keep.put(e.getKey(), o);
+                }
+            }
+            if (keep.size() != group.offsets().size()) {
+                LOG.infof("expired %d offsets group=%s", group.offsets().size() - keep.size(), group.groupId());
+                saveOrDelete(group, keep);
+                group.retainOffsets(keep.keySet());
+            }
+            membership.maybeDropEmpty(group);
+        }
+    }
+
+    /**
+     * Deleted topics: their committed offsets go at once, as Apache's coordinator drops them when
+     * partitions are deleted. A later topic of the same name starts without stale offsets.
+     */
+    public void removeOffsetsOfTopics(Set<String> deletedTopics) throws IOException {
+        for (ClassicGroup group : membership.groups()) {
+            if (group.offsets().keySet().stream().noneMatch(tp -> deletedTopics.contains(tp.topic()))) {
+                continue;
+            }
+            Map<TopicPartition, CommittedOffset> keep = new LinkedHashMap<>(group.offsets());
+            keep.keySet().removeIf(tp -> deletedTopics.contains(tp.topic()));
+            saveOrDelete(group, keep);
+            group.retainOffsets(keep.keySet());
+            membership.maybeDropEmpty(group);
+        }
+    }
+
+    private void scheduleExpiry() {
+        scheduler.schedule(EXPIRY_KEY, config.offsetsRetentionCheckIntervalMs(), () -> {
+            try {
+                expireOffsets();
+            } catch (IOException e) {
+                LOG.warnf("offset expiry failed slot=%d: %s", slot, e.getMessage());
+            }
+            if (!membership.closed()) {
+                scheduleExpiry();
+            }
+        });
+    }
+}

@@ -1,0 +1,122 @@
+package dev.kaas.broker.group;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+
+/** The offsets half of a slot on its own, against a fake membership half and a store that can fail. */
+class GroupOffsetsTest {
+    final MockScheduler scheduler = new MockScheduler();
+    final Map<String, ClassicGroup> groups = new HashMap<>();
+    final List<String> active = new ArrayList<>();
+    boolean closed;
+    boolean failWrites;
+    final Map<String, GroupStore.StoredGroup> saved = new HashMap<>();
+    final TopicPartition tp = new TopicPartition("t", 0);
+
+    final GroupStore store = new GroupStore() {
+        @Override
+        public Map<String, StoredGroup> loadAll() {
+            return new HashMap<>(saved);
+        }
+
+        @Override
+        public void save(StoredGroup group) throws IOException {
+            if (failWrites) {
+                throw new IOException("disk gone");
+            }
+            saved.put(group.groupId(), group);
+        }
+
+        @Override
+        public void delete(String groupId) throws IOException {
+            if (failWrites) {
+                throw new IOException("disk gone");
+            }
+            saved.remove(groupId);
+        }
+    };
+
+    final GroupOffsets offsets = new GroupOffsets(0, GroupConfig.defaults(), scheduler.clock::get, scheduler, store,
+            p -> p.topic().equals("t"), new GroupOffsets.Membership() {
+                public boolean closed() {
+                    return closed;
+                }
+
+                public ClassicGroup group(String groupId) {
+                    return groups.get(groupId);
+                }
+
+                public Collection<ClassicGroup> groups() {
+                    return List.copyOf(groups.values());
+                }
+
+                public void add(ClassicGroup group) {
+                    groups.put(group.groupId(), group);
+                }
+
+                public void removeGroup(ClassicGroup group) {
+                    groups.remove(group.groupId());
+                }
+
+                public Errors validateCurrentMember(ClassicGroup group, String memberId, String groupInstanceId) {
+                    return group.has(memberId) ? null : Errors.UNKNOWN_MEMBER_ID;
+                }
+
+                public void memberActive(ClassicGroup group, String memberId) {
+                    active.add(memberId);
+                }
+
+                public void maybeDropEmpty(ClassicGroup group) {
+                }
+            });
+
+    List<GroupShard.OffsetToCommit> commitOf(long offset) {
+        return List.of(new GroupShard.OffsetToCommit(tp, offset, -1, ""));
+    }
+
+    @Test
+    void aCommitIsAppliedOnlyOnceTheStoreHasIt() throws Exception {
+        // Given a simple group with offset 1 committed
+        assertThat(offsets.commit("g", "", null, -1, commitOf(1), -1)).containsEntry(tp, Errors.NONE);
+
+        // When the next commit's write fails
+        failWrites = true;
+        assertThatThrownBy(() -> offsets.commit("g", "", null, -1, commitOf(2), -1)).isInstanceOf(IOException.class);
+
+        // Then the group still serves what is on the store
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(1);
+        assertThat(saved.get("g").offsets().get(tp).offset()).isEqualTo(1);
+    }
+
+    @Test
+    void aFirstCommitThatFailsCreatesNoGroup() {
+        failWrites = true;
+        assertThatThrownBy(() -> offsets.commit("new", "", null, -1, commitOf(1), -1)).isInstanceOf(IOException.class);
+        assertThat(groups).doesNotContainKey("new");
+    }
+
+    @Test
+    void aMemberCommitCountsAsASignOfLifeAndAClosedSlotAnswersNotCoordinator() throws Exception {
+        // Given a live group with one member at generation 0
+        ClassicGroup g = new ClassicGroup("live", GroupState.EMPTY, 0);
+        g.add(new Member("m", null, "c", "h", 1000, 10_000, "consumer", Map.of("range", new byte[0])), null);
+        groups.put("live", g);
+
+        // When / Then
+        assertThat(offsets.commit("live", "m", null, 0, commitOf(5), -1)).containsEntry(tp, Errors.NONE);
+        assertThat(active).containsExactly("m");
+        closed = true;
+        assertThat(offsets.commit("live", "m", null, 0, commitOf(6), -1)).containsEntry(tp, Errors.NOT_COORDINATOR);
+        assertThat(offsets.fetch("live", null).get(tp).offset()).isEqualTo(5);
+    }
+}
