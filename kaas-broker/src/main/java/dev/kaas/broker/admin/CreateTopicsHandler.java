@@ -60,6 +60,7 @@ public class CreateTopicsHandler implements ApiHandler {
         CreateTopicsResponseData resp = new CreateTopicsResponseData().setThrottleTimeMs(0);
         Map<String, CreatableTopicResult> local = new HashMap<>();
         CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly());
+        long refusedPartitions = 0;
         for (CreatableTopic t : data.topics()) {
             CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
             if (Topic.isInternal(t.name())) {
@@ -91,7 +92,10 @@ public class CreateTopicsHandler implements ApiHandler {
                 }
             }
             local.put(t.name(), r);
+            // Counted as Apache counts them for its per-request limit, which the controller applies.
+            refusedPartitions += !t.assignments().isEmpty() ? t.assignments().size() : Math.max(0, t.numPartitions());
         }
+        call.setPartitionsRefusedByBroker(refusedPartitions);
         if (call.getTopicsCount() == 0) {
             data.topics().forEach(t -> resp.topics().add(local.get(t.name()).duplicate()));
             return CompletableFuture.completedFuture(resp);
@@ -100,6 +104,13 @@ public class CreateTopicsHandler implements ApiHandler {
             Map<String, TopicResult> remote = new HashMap<>();
             reply.getResultsList().forEach(r -> remote.putIfAbsent(r.getName(), r));
             for (CreatableTopic t : data.topics()) {
+                if (reply.getErrorCode() != 0) {
+                    // The whole request was refused (Apache's partitions-per-request limit): every
+                    // topic gets that error, as Apache fails the request before any per-topic check.
+                    resp.topics().add(new CreatableTopicResult().setName(t.name()).setErrorCode((short) reply.getErrorCode())
+                            .setErrorMessage(reply.getErrorMessage()));
+                    continue;
+                }
                 CreatableTopicResult r = local.get(t.name());
                 if (r == null) {
                     r = fromController(remote.get(t.name()), ctx.apiVersion());

@@ -2,8 +2,10 @@ package dev.kaas.broker.cluster;
 
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ListenerSpec;
+import dev.kaas.common.cluster.AssignmentChunks;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
+import dev.kaas.proto.AssignmentPush;
 import dev.kaas.proto.BrokerLinkGrpc;
 import dev.kaas.proto.BrokerReport;
 import dev.kaas.proto.ControllerCommand;
@@ -28,6 +30,11 @@ import org.jboss.logging.Logger;
  * The broker's end of the controller stream: register with our endpoints, report every
  * interval, apply every assignment pushed down, reconnect with back-off when the stream ends.
  * Losing the controller changes nothing that is being served: only changes stop.
+ *
+ * <p>Assignments arrive in pieces ({@link AssignmentChunks}) and are applied whole. The broker
+ * counts as connected from the first command the controller sends (it answers a registration
+ * with the current assignment); a registration refused because our broker id is live under
+ * another process (ALREADY_EXISTS) is retried on the same back-off.
  *
  * <p>Threading: every send on the stream happens on the session thread, one at a time.
  */
@@ -61,6 +68,7 @@ public class ControllerSession {
     private static final long INITIAL_BACKOFF_MS = 50;
     private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
+    private volatile int refusals;
 
     void onStart(@Observes StartupEvent ev) {
         thread.execute(this::connect);
@@ -95,21 +103,41 @@ public class ControllerSession {
             managed.resetConnectBackoff();
         }
         try {
+            AssignmentChunks.Assembler assembler = new AssignmentChunks.Assembler();
             out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
                 @Override
                 public void onNext(ControllerCommand command) {
+                    // The controller answers a registration with the current assignment: only now
+                    // are we registered (a refused registration gets no command, only an error).
                     backoffMs = INITIAL_BACKOFF_MS;
+                    refusals = 0;
+                    view.connected(true);
                     if (command.hasAssignment()) {
+                        AssignmentPush push = command.getAssignment();
                         try {
-                            applier.submit(Json.read(command.getAssignment().getJson(), Assignment.class));
+                            var whole = assembler.accept(push.getVersion(), push.getChunkIndex(), push.getChunkCount(),
+                                    push.getChunk().toByteArray());
+                            if (whole.isPresent()) {
+                                applier.submit(Json.read(whole.get(), Assignment.class));
+                            }
                         } catch (Exception e) {
-                            LOG.errorf(e, "unreadable assignment version=%d", command.getAssignment().getVersion());
+                            LOG.errorf(e, "unreadable assignment version=%d piece=%d/%d", push.getVersion(),
+                                    push.getChunkIndex(), push.getChunkCount());
                         }
                     }
                 }
 
                 @Override
                 public void onError(Throwable t) {
+                    if (io.grpc.Status.fromThrowable(t).getCode() == io.grpc.Status.Code.ALREADY_EXISTS) {
+                        // Another live process registered under our id: keep retrying until its
+                        // session ends, telling the operator once loudly and then quietly.
+                        if (refusals++ == 0) {
+                            LOG.errorf("registration refused by the controller, retrying: %s", t.getMessage());
+                        } else {
+                            LOG.debugf("registration refused again: %s", t.getMessage());
+                        }
+                    }
                     ended(gen, t.getMessage());
                 }
 
@@ -124,8 +152,7 @@ public class ControllerSession {
                         .setSecurityProtocol("PLAINTEXT"));
             }
             out.onNext(BrokerReport.newBuilder().setRegister(reg).build());
-            view.connected(true);
-            LOG.infof("registered with the controller broker=%d incarnation=%s", view.brokerId(), incarnation);
+            LOG.infof("registering with the controller broker=%d incarnation=%s", view.brokerId(), incarnation);
         } catch (RuntimeException e) {
             ended(gen, e.getMessage());
         }

@@ -1,13 +1,35 @@
 package dev.kaas.common.cluster;
 
-/** The bound metadata/lease port: one of these per controller process, chosen by deployment mode. */
-public interface ClusterMetadata {
+import java.io.IOException;
+
+/**
+ * The bound metadata/lease port: one of these per controller process, chosen by configuration
+ * ({@code kaas.controller.metadata}). Everything the controller keeps outside its memory goes
+ * through here, so a Kubernetes binding can replace the standalone one without the controller
+ * knowing.
+ *
+ * <p>Fencing: every write takes the lease epoch (the lease's {@code transitions} counter) under
+ * which the caller believes it leads, and the binding refuses it with
+ * {@link LeaseFencedException} if the lease has moved on since. Standalone compares it with the
+ * lease file under the binding's lock; Kubernetes will make it part of the resource update.
+ *
+ * <p>Exclusivity of the store is the binding's business too: {@link #close()} gives it up.
+ */
+public interface ClusterMetadata extends AutoCloseable {
     ControllerLease lease();
 
     TopicCatalog topics();
 
     ProducerIdStore producerIds();
 
-    /** A stable cluster ID, created on first use (22-char Kafka Uuid string, as {@code kafka-storage format}). */
-    String clusterId() throws java.io.IOException;
+    AssignmentStore assignments();
+
+    /**
+     * A stable cluster ID (22-char Kafka Uuid string, as {@code kafka-storage format}), created on
+     * first use under {@code leaseEpoch}.
+     */
+    String clusterId(long leaseEpoch) throws IOException;
+
+    @Override
+    void close() throws IOException;
 }

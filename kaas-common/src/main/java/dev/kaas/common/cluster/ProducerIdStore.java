@@ -9,6 +9,9 @@ import java.io.IOException;
 public interface ProducerIdStore {
     int BLOCK_SIZE = 1000;
 
-    /** @return the first ID of a fresh block of {@link #BLOCK_SIZE} IDs */
-    long allocateBlock() throws IOException;
+    /**
+     * @return the first ID of a fresh block of {@link #BLOCK_SIZE} IDs
+     * @throws LeaseFencedException if {@code leaseEpoch} is no longer the lease's current epoch
+     */
+    long allocateBlock(long leaseEpoch) throws IOException;
 }

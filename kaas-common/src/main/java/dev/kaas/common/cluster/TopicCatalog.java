@@ -11,6 +11,11 @@ import java.util.List;
 public interface TopicCatalog {
     List<TopicSpec> topics() throws IOException;
 
-    /** Replaces the whole set of topics. Called by the lease holder only, after it validated the change. */
-    void store(List<TopicSpec> topics) throws IOException;
+    /**
+     * Replaces the whole set of topics, if {@code leaseEpoch} is still the lease's current epoch.
+     * Called by the lease holder only, after it validated the change.
+     *
+     * @throws LeaseFencedException if another controller took the lease since
+     */
+    void store(long leaseEpoch, List<TopicSpec> topics) throws IOException;
 }

@@ -1,5 +1,7 @@
 package dev.kaas.controller.cluster;
 
+import com.google.protobuf.ByteString;
+import dev.kaas.common.cluster.AssignmentChunks;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.proto.AssignmentPush;
@@ -10,12 +12,15 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.grpc.GrpcService;
 import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.jboss.logging.Logger;
 
 /**
  * The gRPC edge of the broker stream. Callbacks arrive on gRPC/Vert.x threads and are handed to
  * the controller loop; outgoing messages are sent from the loop only, one at a time, as
- * grpc-java requires of a {@link StreamObserver}.
+ * grpc-java requires of a {@link StreamObserver}. An assignment goes out as consecutive pieces
+ * ({@link AssignmentChunks}), so its size is not bounded by gRPC's per-message limit.
  */
 @GrpcService
 public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
@@ -57,19 +62,20 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
 
             @Override
             public void onError(Throwable t) {
-                ended();
+                ended(false);
             }
 
             @Override
             public void onCompleted() {
-                ended();
+                // Only a broker that is shutting down completes its stream.
+                ended(true);
             }
 
-            private void ended() {
+            private void ended(boolean clean) {
                 int id = brokerId;
                 runtime.execute(core -> {
                     session.closed = true;
-                    core.brokerGone(id, session);
+                    core.brokerGone(id, session, clean);
                 });
             }
         };
@@ -90,8 +96,12 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                 return;
             }
             try {
-                out.onNext(ControllerCommand.newBuilder().setAssignment(AssignmentPush.newBuilder()
-                        .setVersion(version).setControllerEpoch(controllerEpoch).setJson(json)).build());
+                List<byte[]> pieces = AssignmentChunks.split(json.getBytes(StandardCharsets.UTF_8), AssignmentChunks.CHUNK_BYTES);
+                for (int i = 0; i < pieces.size(); i++) {
+                    out.onNext(ControllerCommand.newBuilder().setAssignment(AssignmentPush.newBuilder()
+                            .setVersion(version).setControllerEpoch(controllerEpoch)
+                            .setChunk(ByteString.copyFrom(pieces.get(i))).setChunkIndex(i).setChunkCount(pieces.size())).build());
+                }
             } catch (RuntimeException e) {
                 LOG.debugf(e, "push failed on a closing stream");
                 closed = true;
@@ -100,12 +110,21 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
 
         @Override
         public void close(String reason) {
+            end(Status.UNAVAILABLE.withDescription(reason));
+        }
+
+        @Override
+        public void refuse(String reason) {
+            end(Status.ALREADY_EXISTS.withDescription(reason));
+        }
+
+        private void end(Status status) {
             if (closed) {
                 return;
             }
             closed = true;
             try {
-                out.onError(Status.UNAVAILABLE.withDescription(reason).asRuntimeException());
+                out.onError(status.asRuntimeException());
             } catch (RuntimeException e) {
                 LOG.debugf(e, "close failed on a closed stream");
             }

@@ -1,8 +1,9 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.common.cluster.ClusterMetadata;
+import dev.kaas.common.cluster.LeaseFencedException;
+import dev.kaas.common.cluster.LeaseRecord;
 import dev.kaas.common.config.TopicConfigs;
-import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
@@ -16,14 +17,14 @@ import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicResult;
 import dev.kaas.proto.TopicToCreate;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -32,40 +33,70 @@ import org.apache.kafka.common.protocol.Errors;
 import org.jboss.logging.Logger;
 
 /**
- * The controller's state machine: the live broker set, the catalog, and the published assignment.
+ * The controller's state machine: the lease, the live broker set, the catalog, and the published
+ * assignment.
  *
  * <p>Threading: every method runs on the controller loop (one thread, {@code ControllerRuntime}),
- * so there is no locking here. File writes happen on that thread too: it is not an event loop.
- * Time comes from the injected clock, so tests drive expiry and grace without sleeping.
+ * so there is no locking here. Metadata writes happen on that thread too: it is not an event loop.
+ * Time comes from the injected clock, so tests drive expiry, grace and step-down without sleeping.
+ *
+ * <p>Leadership: {@link #maintainLease} acquires or renews the lease through the port. Every
+ * metadata write carries the lease epoch, so the binding refuses it once another controller took
+ * over. A controller that could not renew stops writing (steps down) {@link #stepDownAfterMs}
+ * after its last successful renewal began, which is before that renewal's deadline: a successor
+ * can only take the lease after the deadline, so the two never write in the same period.
  *
  * <p>Publication: every change (catalog, broker set) recomputes the assignment with
- * {@link Balancer}; a different result gets the next version, is written to
- * {@code __cluster/assignment.json} and only then pushed to every broker.
+ * {@link Balancer}; a different result gets the next version, is stored through the port and only
+ * then pushed to every connected broker.
+ *
+ * <p>Broker sessions: a broker whose stream breaks keeps its placements (and epochs) until its
+ * session times out, as Apache keeps a broker unfenced until {@code broker.session.timeout.ms}:
+ * the same process reconnecting changes nothing. A broker that ends its stream cleanly (shutdown)
+ * is gone at once. A new incarnation of a broker id is a new writer: its old placements are
+ * orphaned first, so they come back under new epochs. A second incarnation registering while the
+ * first one's stream is open and reporting is refused, as Apache refuses a duplicate registration.
  */
 public final class ControllerCore {
     private static final Logger LOG = Logger.getLogger(ControllerCore.class);
 
-    public record Settings(long brokerSessionTimeoutMs, long startupGraceMs, int numPartitions) {
+    /** Apache's {@code ReplicationControlManager.MAX_PARTITIONS_PER_BATCH}. */
+    static final int MAX_PARTITIONS_PER_REQUEST = 10_000;
+
+    /**
+     * @param holder this controller's lease identity
+     * @param maxPartitions the most partitions the catalog may hold ({@code kaas.controller.max-partitions})
+     */
+    public record Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
+                           int numPartitions, int maxPartitions) {
+        /** Stop writing this long after a renewal began: two thirds of the lease, as Kubernetes' renew deadline. */
+        long stepDownAfterMs() {
+            return leaseDurationMs * 2 / 3;
+        }
     }
 
-    private record Live(BrokerInfo info, String incarnation, BrokerSession session, long lastSeenMs) {
+    private record Live(BrokerInfo info, String incarnation, BrokerSession session, long lastSeenMs, boolean connected) {
+        Live seen(long nowMs) {
+            return new Live(info, incarnation, session, nowMs, connected);
+        }
     }
 
     private final ClusterMetadata metadata;
-    private final Path assignmentFile;
     private final LongSupplier clock;
     private final Settings settings;
     private final Map<Integer, Live> live = new HashMap<>();
+    /** Broker ids that registered during this term: the start-up grace no longer speaks for them. */
+    private final Set<Integer> heardFrom = new HashSet<>();
 
     private long epoch = -1;
+    private long writableUntilMs;
     private long graceUntilMs;
     private String clusterId;
     private List<TopicSpec> catalog = List.of();
     private Assignment current;
 
-    public ControllerCore(ClusterMetadata metadata, Path dataDir, LongSupplier clock, Settings settings) {
+    public ControllerCore(ClusterMetadata metadata, LongSupplier clock, Settings settings) {
         this.metadata = metadata;
-        this.assignmentFile = dataDir.resolve("__cluster").resolve("assignment.json");
         this.clock = clock;
         this.settings = settings;
     }
@@ -74,35 +105,102 @@ public final class ControllerCore {
         return epoch >= 0;
     }
 
+    /** The lease epoch this controller writes under, -1 when it does not lead. */
+    public long epoch() {
+        return epoch;
+    }
+
     public Assignment current() {
         return current;
     }
 
-    /** Called once the lease is ours under {@code controllerEpoch}: load what the last controller left. */
-    public void becomeLeader(long controllerEpoch) throws IOException {
-        clusterId = metadata.clusterId();
+    long stepDownAfterMs() {
+        return settings.stepDownAfterMs();
+    }
+
+    /**
+     * One lease round: take or renew the lease; lead under its epoch while it is ours; step down
+     * when another holder has it, or when renewals kept failing until the step-down point.
+     */
+    public void maintainLease() throws IOException {
+        long startedMs = clock.getAsLong();
+        LeaseRecord lease;
+        try {
+            lease = metadata.lease().acquireOrRenew(settings.holder(), startedMs, settings.leaseDurationMs());
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("lease renewal failed holder=%s: %s", settings.holder(), e.toString());
+            maybeStepDown();
+            return;
+        }
+        if (!lease.heldBy(settings.holder(), startedMs)) {
+            if (isLeader()) {
+                loseLeadership("the lease is held by " + lease.holder() + " under epoch " + lease.transitions());
+            }
+            return;
+        }
+        if (isLeader() && lease.transitions() != epoch) {
+            loseLeadership("the lease was taken again under epoch " + lease.transitions());
+        }
+        writableUntilMs = startedMs + settings.stepDownAfterMs();
+        if (!isLeader()) {
+            becomeLeader(lease.transitions());
+        }
+    }
+
+    /** Load what the last controller left, and lead under {@code controllerEpoch}. */
+    private void becomeLeader(long controllerEpoch) throws IOException {
+        clusterId = metadata.clusterId(controllerEpoch);
         catalog = metadata.topics().topics();
-        var bytes = AtomicFiles.read(assignmentFile);
-        current = bytes.isPresent() ? Json.read(bytes.get(), Assignment.class) : Assignment.empty(clusterId);
+        current = metadata.assignments().load().orElseGet(() -> Assignment.empty(clusterId));
         epoch = controllerEpoch;
+        heardFrom.clear();
         graceUntilMs = clock.getAsLong() + settings.startupGraceMs();
         LOG.infof("controller active epoch=%d assignmentVersion=%d topics=%d", epoch, current.version(), catalog.size());
         publishIfChanged();
     }
 
-    public void loseLeadership() {
-        LOG.warnf("controller lost the lease epoch=%d", epoch);
+    public void loseLeadership(String why) {
+        if (!isLeader()) {
+            return;
+        }
+        LOG.warnf("controller stepped down epoch=%d: %s", epoch, why);
         epoch = -1;
-        live.values().forEach(l -> l.session().close("controller lost its lease"));
+        live.values().stream().filter(Live::connected).forEach(l -> l.session().close("controller stepped down: " + why));
         live.clear();
+    }
+
+    private void maybeStepDown() {
+        if (isLeader() && clock.getAsLong() >= writableUntilMs) {
+            loseLeadership("the lease could not be renewed for " + settings.stepDownAfterMs() + " ms");
+        }
     }
 
     public void brokerRegistered(BrokerInfo info, String incarnation, BrokerSession session) throws IOException {
         requireLeader();
-        Live before = live.put(info.id(), new Live(info, incarnation, session, clock.getAsLong()));
+        long now = clock.getAsLong();
+        Live before = live.get(info.id());
+        heardFrom.add(info.id());
         if (before != null && before.session() != session) {
-            before.session().close("broker " + info.id() + " registered again (incarnation " + incarnation + ")");
+            boolean sameProcess = before.incarnation().equals(incarnation);
+            boolean alive = before.connected() && now - before.lastSeenMs() <= settings.brokerSessionTimeoutMs();
+            if (alive && !sameProcess) {
+                LOG.warnf("refused registration broker=%d incarnation=%s: incarnation %s is registered and alive",
+                        info.id(), incarnation, before.incarnation());
+                session.refuse("broker id " + info.id() + " is already registered by a live broker (incarnation "
+                        + before.incarnation() + "); this broker retries until that session ends");
+                return;
+            }
+            if (before.connected()) {
+                before.session().close("broker " + info.id() + " registered again (incarnation " + incarnation + ")");
+            }
+            if (!sameProcess) {
+                // A new process under this id: orphan the old one's placements first, so they come
+                // back under new epochs and whatever the old process still writes is fenced.
+                live.remove(info.id());
+                publishIfChanged();
+            }
         }
+        live.put(info.id(), new Live(info, incarnation, session, now, true));
         LOG.infof("broker registered broker=%d incarnation=%s endpoints=%s", info.id(), incarnation, info.endpoints());
         session.sendAssignment(current.version(), current.controllerEpoch(), Json.string(current));
         publishIfChanged();
@@ -111,23 +209,35 @@ public final class ControllerCore {
     public void brokerStatus(int brokerId, BrokerSession session) {
         Live l = live.get(brokerId);
         if (l != null && l.session() == session) {
-            live.put(brokerId, new Live(l.info(), l.incarnation(), session, clock.getAsLong()));
+            live.put(brokerId, l.seen(clock.getAsLong()));
         }
     }
 
-    public void brokerGone(int brokerId, BrokerSession session) throws IOException {
+    /**
+     * The stream of {@code session} ended. {@code clean}: the broker completed it (it is shutting
+     * down), so its partitions move at once; otherwise it keeps them until its session times out
+     * or it registers again.
+     */
+    public void brokerGone(int brokerId, BrokerSession session, boolean clean) throws IOException {
         Live l = live.get(brokerId);
-        if (l != null && l.session() == session) {
-            live.remove(brokerId);
-            LOG.infof("broker gone broker=%d", brokerId);
-            if (isLeader()) {
-                publishIfChanged();
-            }
+        if (l == null || l.session() != session) {
+            return;
+        }
+        if (!clean) {
+            LOG.infof("broker stream broken broker=%d: its placements are kept until it reconnects or its session times out", brokerId);
+            live.put(brokerId, new Live(l.info(), l.incarnation(), session, l.lastSeenMs(), false));
+            return;
+        }
+        live.remove(brokerId);
+        LOG.infof("broker gone broker=%d", brokerId);
+        if (isLeader()) {
+            publishIfChanged();
         }
     }
 
-    /** Periodic: expire silent brokers, and publish once the start-up grace is over. */
+    /** Periodic: step down if the lease went unrenewed, expire silent brokers, publish once the start-up grace is over. */
     public void tick() throws IOException {
+        maybeStepDown();
         if (!isLeader()) {
             return;
         }
@@ -138,15 +248,32 @@ public final class ControllerCore {
         for (int id : expired) {
             Live l = live.remove(id);
             LOG.warnf("broker session expired broker=%d", id);
-            l.session().close("no report within the broker session timeout");
+            if (l.connected()) {
+                l.session().close("no report within the broker session timeout");
+            }
         }
         publishIfChanged();
     }
 
     public CreateTopicsReply createTopics(CreateTopicsCall call) throws IOException {
-        requireLeader();
-        List<TopicSpec> next = new ArrayList<>(catalog);
+        requireWritable();
         CreateTopicsReply.Builder reply = CreateTopicsReply.newBuilder();
+        // Apache refuses the whole request before looking at any topic (ReplicationControlManager
+        // .validateTotalNumberOfPartitions), counting a -1 as the default partition count.
+        long requested = call.getPartitionsRefusedByBroker();
+        for (TopicToCreate t : call.getTopicsList()) {
+            int n = t.getNumPartitions() == -1 ? settings.numPartitions() : t.getNumPartitions();
+            requested += Math.max(0, n);
+        }
+        if (requested > MAX_PARTITIONS_PER_REQUEST) {
+            String message = "Excessively large number of partitions per request.";
+            call.getTopicsList().forEach(t -> reply.addResults(TopicResult.newBuilder().setName(t.getName())
+                    .setErrorCode(Errors.POLICY_VIOLATION.code()).setErrorMessage(message)));
+            return reply.setErrorCode(Errors.POLICY_VIOLATION.code()).setErrorMessage(message)
+                    .setAssignmentVersion(current.version()).build();
+        }
+        List<TopicSpec> next = new ArrayList<>(catalog);
+        long clusterPartitions = catalog.stream().mapToLong(TopicSpec::partitions).sum();
         Map<String, Integer> seen = new HashMap<>();
         call.getTopicsList().forEach(t -> seen.merge(t.getName(), 1, Integer::sum));
         for (TopicToCreate t : call.getTopicsList()) {
@@ -176,12 +303,19 @@ public final class ControllerCore {
                 message = "Number of partitions was set to an invalid non-positive value.";
             } else if (error == Errors.NONE && (message = TopicConfigs.validate(configs)) != null) {
                 error = Errors.INVALID_CONFIG;
+            } else if (error == Errors.NONE && clusterPartitions + partitions > settings.maxPartitions()) {
+                // What an Apache operator gets from a CreateTopicPolicy that caps the cluster.
+                error = Errors.POLICY_VIOLATION;
+                message = "Creating topic '" + t.getName() + "' with " + partitions + " partitions would bring the cluster to "
+                        + (clusterPartitions + partitions) + " partitions, over its limit of " + settings.maxPartitions()
+                        + " (kaas.controller.max-partitions).";
             }
             r.setErrorCode(error.code());
             if (message != null && error != Errors.NONE) {
                 r.setErrorMessage(message);
             }
             if (error == Errors.NONE) {
+                clusterPartitions += partitions;
                 String id = Uuid.randomUuid().toString();
                 r.setTopicId(id).setNumPartitions(partitions);
                 configs.forEach((k, v) -> r.addConfigs(TopicConfig.newBuilder().setName(k).setValue(v)));
@@ -198,7 +332,7 @@ public final class ControllerCore {
     }
 
     public DeleteTopicsReply deleteTopics(DeleteTopicsCall call) throws IOException {
-        requireLeader();
+        requireWritable();
         List<TopicSpec> next = new ArrayList<>(catalog);
         DeleteTopicsReply.Builder reply = DeleteTopicsReply.newBuilder();
         for (TopicRef ref : call.getTopicsList()) {
@@ -224,17 +358,21 @@ public final class ControllerCore {
     }
 
     public long allocateProducerIds() throws IOException {
-        requireLeader();
-        return metadata.producerIds().allocateBlock();
+        requireWritable();
+        return fenced(() -> metadata.producerIds().allocateBlock(epoch));
     }
 
     private void storeCatalog(List<TopicSpec> next) throws IOException {
-        metadata.topics().store(next);
+        fenced(() -> {
+            metadata.topics().store(epoch, next);
+            return null;
+        });
         catalog = List.copyOf(next);
         publishIfChanged();
     }
 
     private void publishIfChanged() throws IOException {
+        maybeStepDown();
         if (!isLeader()) {
             return;
         }
@@ -242,7 +380,7 @@ public final class ControllerCore {
         if (clock.getAsLong() < graceUntilMs) {
             // Presume the previous brokers alive until they had a chance to reconnect.
             for (BrokerInfo b : current.brokers()) {
-                if (!live.containsKey(b.id())) {
+                if (!live.containsKey(b.id()) && !heardFrom.contains(b.id())) {
                     brokers.add(b);
                 }
             }
@@ -252,12 +390,32 @@ public final class ControllerCore {
             return;
         }
         String json = Json.string(candidate);
-        AtomicFiles.write(assignmentFile, json.getBytes(StandardCharsets.UTF_8));
+        fenced(() -> {
+            metadata.assignments().store(epoch, json);
+            return null;
+        });
         current = candidate;
-        LOG.infof("assignment published version=%d epoch=%d brokers=%d topics=%d",
-                candidate.version(), epoch, candidate.brokers().size(), candidate.topics().size());
+        LOG.infof("assignment published version=%d epoch=%d brokers=%d topics=%d bytes=%d",
+                candidate.version(), epoch, candidate.brokers().size(), candidate.topics().size(), json.length());
         for (Live l : live.values()) {
-            l.session().sendAssignment(candidate.version(), epoch, json);
+            if (l.connected()) {
+                l.session().sendAssignment(candidate.version(), epoch, json);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface Write<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs a metadata write; a refusal because another controller took the lease ends our leadership. */
+    private <T> T fenced(Write<T> write) throws IOException {
+        try {
+            return write.run();
+        } catch (LeaseFencedException e) {
+            loseLeadership(e.getMessage());
+            throw e;
         }
     }
 
@@ -274,5 +432,11 @@ public final class ControllerCore {
         if (!isLeader()) {
             throw new IllegalStateException("not the active controller");
         }
+    }
+
+    /** Every write path starts here: no write once the lease may have gone unrenewed. */
+    private void requireWritable() {
+        maybeStepDown();
+        requireLeader();
     }
 }

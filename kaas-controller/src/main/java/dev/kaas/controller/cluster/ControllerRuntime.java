@@ -1,7 +1,6 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.common.cluster.ClusterMetadata;
-import dev.kaas.common.cluster.LeaseRecord;
 import dev.kaas.common.cluster.StandaloneMetadata;
 import dev.kaas.controller.config.ControllerConfig;
 import io.quarkus.runtime.ShutdownEvent;
@@ -11,11 +10,7 @@ import jakarta.enterprise.event.Observes;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -36,8 +31,6 @@ public class ControllerRuntime {
     private ClusterMetadata metadata;
     private ControllerCore core;
     private String holder;
-    private FileChannel lockChannel;
-    private FileLock processLock;
     private volatile boolean leader;
 
     public ControllerRuntime(ControllerConfig config) {
@@ -46,19 +39,14 @@ public class ControllerRuntime {
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         Path data = Path.of(config.dataDir()).toAbsolutePath();
-        Path clusterDir = data.resolve("__cluster");
-        Files.createDirectories(clusterDir);
-        lockChannel = FileChannel.open(clusterDir.resolve("controller.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        processLock = lockChannel.tryLock();
-        if (processLock == null) {
-            throw new IllegalStateException("another kaas controller is already running on data directory " + data);
-        }
+        metadata = openMetadata(config, data);
         holder = config.controller().id().orElseGet(ControllerRuntime::defaultHolder);
-        metadata = new StandaloneMetadata(data);
-        core = new ControllerCore(metadata, data, System::currentTimeMillis, new ControllerCore.Settings(
+        core = new ControllerCore(metadata, System::currentTimeMillis, new ControllerCore.Settings(holder,
+                config.controller().leaseDuration().toMillis(),
                 config.controller().brokerSessionTimeout().toMillis(),
                 config.controller().startupGrace().toMillis(),
-                config.controller().numPartitions()));
+                config.controller().numPartitions(),
+                config.controller().maxPartitions()));
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kaas-controller-loop");
             t.setDaemon(true);
@@ -73,7 +61,14 @@ public class ControllerRuntime {
         }
         loop.scheduleWithFixedDelay(this::renewLease, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
         loop.scheduleWithFixedDelay(() -> guarded("tick", core::tick), 500, 500, TimeUnit.MILLISECONDS);
-        LOG.infof("controller starting holder=%s data=%s", holder, data);
+        LOG.infof("controller starting holder=%s data=%s metadata=%s", holder, data, config.controller().metadata());
+    }
+
+    /** The metadata binding, chosen by {@code kaas.controller.metadata}; it owns the store's exclusivity. */
+    static ClusterMetadata openMetadata(ControllerConfig config, Path data) throws IOException {
+        return switch (config.controller().metadata()) {
+            case STANDALONE -> StandaloneMetadata.open(data);
+        };
     }
 
     void onStop(@Observes ShutdownEvent ev) {
@@ -82,9 +77,7 @@ public class ControllerRuntime {
         }
         try {
             loop.submit(() -> {
-                if (core.isLeader()) {
-                    core.loseLeadership();
-                }
+                core.loseLeadership("shutting down");
                 try {
                     metadata.lease().release(holder);
                 } catch (IOException e) {
@@ -96,8 +89,7 @@ public class ControllerRuntime {
         }
         loop.shutdownNow();
         try {
-            processLock.release();
-            lockChannel.close();
+            metadata.close();
         } catch (IOException ignored) {
             // The process is ending; the OS drops the lock anyway.
         }
@@ -118,6 +110,8 @@ public class ControllerRuntime {
                 result.complete(work.apply(core));
             } catch (Throwable t) {
                 result.completeExceptionally(t);
+            } finally {
+                leader = core.isLeader();
             }
         });
         return result;
@@ -144,17 +138,7 @@ public class ControllerRuntime {
     }
 
     private void renewLease() {
-        guarded("lease", () -> {
-            long now = System.currentTimeMillis();
-            LeaseRecord lease = metadata.lease().acquireOrRenew(holder, now, config.controller().leaseDuration().toMillis());
-            boolean held = lease.heldBy(holder, now);
-            if (held && !core.isLeader()) {
-                core.becomeLeader(lease.transitions());
-            } else if (!held && core.isLeader()) {
-                core.loseLeadership();
-            }
-            leader = core.isLeader();
-        });
+        guarded("lease", core::maintainLease);
     }
 
     private void guarded(String what, Step step) {
@@ -162,6 +146,8 @@ public class ControllerRuntime {
             step.run();
         } catch (Exception e) {
             LOG.errorf(e, "controller %s step failed", what);
+        } finally {
+            leader = core.isLeader();
         }
     }
 

@@ -18,7 +18,26 @@ public interface ControllerConfig {
         /** Lease holder identity; defaults to host name and process id. */
         Optional<String> id();
 
-        /** How long a lease lasts without renewal; a successor waits this long after a crash. */
+        /**
+         * Where the lease, catalog, assignment and producer-id blocks are kept: {@code standalone}
+         * (files under {@code <data-dir>/__cluster/}). A Kubernetes binding will be a second value.
+         */
+        @WithDefault("standalone")
+        MetadataBinding metadata();
+
+        /**
+         * The most partitions the cluster may hold, all topics together. CreateTopics (and
+         * auto-creation) past it is refused with POLICY_VIOLATION. Each partition is a directory on
+         * the shared volume and an entry in every assignment sent to every broker.
+         */
+        @WithDefault("20000")
+        int maxPartitions();
+
+        /**
+         * How long a lease lasts without renewal; a successor waits this long after a crash. It is
+         * renewed every third of it, and a controller that could not renew for two thirds of it
+         * stops writing, before any successor can take it.
+         */
         @WithDefault("5s")
         Duration leaseDuration();
 
@@ -36,5 +55,9 @@ public interface ControllerConfig {
         /** Partitions for CreateTopics with -1 and for auto-created topics (Apache {@code num.partitions}). */
         @WithDefault("1")
         int numPartitions();
+    }
+
+    enum MetadataBinding {
+        STANDALONE
     }
 }

@@ -1,29 +1,47 @@
 package dev.kaas.controller.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kaas.common.cluster.AssignmentStore;
+import dev.kaas.common.cluster.ClusterMetadata;
+import dev.kaas.common.cluster.ControllerLease;
+import dev.kaas.common.cluster.LeaseFencedException;
+import dev.kaas.common.cluster.LeaseRecord;
+import dev.kaas.common.cluster.ProducerIdStore;
 import dev.kaas.common.cluster.StandaloneMetadata;
+import dev.kaas.common.cluster.TopicCatalog;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.TopicConfig;
 import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicToCreate;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ControllerCoreTest {
+    private static final long LEASE_MS = 6000;
+
     @TempDir
     Path data;
 
@@ -31,22 +49,31 @@ class ControllerCoreTest {
     private StandaloneMetadata metadata;
     private ControllerCore core;
 
-    static final class FakeSession implements BrokerSession {
+    /** A broker stream that checks, at the moment of every push, that the pushed bytes are already on disk. */
+    final class FakeSession implements BrokerSession {
         final List<Assignment> received = new ArrayList<>();
         String closedBecause;
+        String refusedBecause;
 
         @Override
         public void sendAssignment(long version, long controllerEpoch, String json) {
             try {
+                String onDiskNow = Files.readString(data.resolve("__cluster/assignment.json"));
+                assertThat(onDiskNow).as("assignment.json when version %d is pushed", version).isEqualTo(json);
                 received.add(Json.read(json, Assignment.class));
-            } catch (Exception e) {
-                throw new AssertionError(e);
+            } catch (IOException e) {
+                throw new AssertionError("assignment.json unreadable when version " + version + " is pushed", e);
             }
         }
 
         @Override
         public void close(String reason) {
             closedBecause = reason;
+        }
+
+        @Override
+        public void refuse(String reason) {
+            refusedBecause = reason;
         }
 
         Assignment last() {
@@ -56,12 +83,36 @@ class ControllerCoreTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        metadata = new StandaloneMetadata(data);
-        core = newCore();
+        metadata = StandaloneMetadata.open(data);
+        core = newCore("a");
     }
 
-    private ControllerCore newCore() {
-        return new ControllerCore(metadata, data, clock::get, new ControllerCore.Settings(9000, 3000, 1));
+    @AfterEach
+    void tearDown() throws Exception {
+        metadata.close();
+    }
+
+    private ControllerCore newCore(String holder) {
+        return newCore(holder, metadata, clock::get, 100_000);
+    }
+
+    private static ControllerCore newCore(String holder, ClusterMetadata m, LongSupplier clock, int maxPartitions) {
+        return new ControllerCore(m, clock, new ControllerCore.Settings(holder, LEASE_MS, 9000, 3000, 1, maxPartitions));
+    }
+
+    /** Takes the lease and leads: returns the epoch. */
+    private static long lead(ControllerCore c) throws IOException {
+        c.maintainLease();
+        assertThat(c.isLeader()).isTrue();
+        return c.epoch();
+    }
+
+    /** Moves time on as the runtime would see it: the lease renewed every second on the way. */
+    private void advance(long ms) throws IOException {
+        for (long left = ms; left > 0; left -= 1000) {
+            clock.addAndGet(Math.min(1000, left));
+            core.maintainLease();
+        }
     }
 
     private static BrokerInfo broker(int id) {
@@ -76,9 +127,13 @@ class ControllerCoreTest {
         return Json.read(Files.readAllBytes(data.resolve("__cluster/assignment.json")), Assignment.class);
     }
 
+    private static List<Integer> epochs(Assignment a, String topic) {
+        return a.topicByName(topic).orElseThrow().partitions().stream().map(PartitionAssignment::leaderEpoch).toList();
+    }
+
     @Test
     void aRegisteringBrokerGetsTheAssignmentAndEveryChangeIsWrittenBeforeItIsPushed() throws Exception {
-        core.becomeLeader(7);
+        long epoch = lead(core);
         FakeSession s = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", s);
         var reply = core.createTopics(create("orders", 3));
@@ -86,15 +141,17 @@ class ControllerCoreTest {
         assertThat(reply.getResults(0).getErrorCode()).isZero();
         Assignment pushed = s.last();
         assertThat(pushed.version()).isEqualTo(reply.getAssignmentVersion());
-        assertThat(pushed.controllerEpoch()).isEqualTo(7);
+        assertThat(pushed.controllerEpoch()).isEqualTo(epoch);
         assertThat(pushed.topicByName("orders").orElseThrow().partitions()).extracting(PartitionAssignment::leader).containsOnly(1);
         assertThat(onDisk()).isEqualTo(pushed);
-        assertThat(s.received).extracting(Assignment::version).isSorted();
+        core.brokerRegistered(broker(2), "inc-2", new FakeSession());
+        core.createTopics(create("more", 3));
+        assertThat(s.received).hasSizeGreaterThanOrEqualTo(4).extracting(Assignment::version).isSorted();
     }
 
     @Test
     void createTopicsValidatesLikeApache() throws Exception {
-        core.becomeLeader(1);
+        lead(core);
         core.createTopics(create("exists", 1));
         var reply = core.createTopics(CreateTopicsCall.newBuilder()
                 .addTopics(TopicToCreate.newBuilder().setName("exists").setNumPartitions(1))
@@ -119,8 +176,50 @@ class ControllerCoreTest {
     }
 
     @Test
+    void moreThanTenThousandPartitionsInOneRequestRefusesTheWholeRequestAsApacheDoes() throws Exception {
+        lead(core);
+        var reply = core.createTopics(CreateTopicsCall.newBuilder()
+                .addTopics(TopicToCreate.newBuilder().setName("a").setNumPartitions(5000))
+                .addTopics(TopicToCreate.newBuilder().setName("b").setNumPartitions(5000))
+                .addTopics(TopicToCreate.newBuilder().setName("c").setNumPartitions(-1))
+                .build());
+        assertThat(Errors.forCode((short) reply.getErrorCode())).isEqualTo(Errors.POLICY_VIOLATION);
+        assertThat(reply.getErrorMessage()).isEqualTo("Excessively large number of partitions per request.");
+        assertThat(reply.getResultsList()).extracting(r -> Errors.forCode((short) r.getErrorCode())).containsOnly(Errors.POLICY_VIOLATION);
+        assertThat(metadata.topics().topics()).isEmpty();
+
+        // Partitions of topics the broker refused itself count too; exactly 10,000 is allowed.
+        var refused = core.createTopics(CreateTopicsCall.newBuilder().setPartitionsRefusedByBroker(2)
+                .addTopics(TopicToCreate.newBuilder().setName("d").setNumPartitions(9999)).build());
+        assertThat(Errors.forCode((short) refused.getErrorCode())).isEqualTo(Errors.POLICY_VIOLATION);
+        var atTheLimit = core.createTopics(CreateTopicsCall.newBuilder().setPartitionsRefusedByBroker(1)
+                .addTopics(TopicToCreate.newBuilder().setName("d").setNumPartitions(9999)).build());
+        assertThat(atTheLimit.getErrorCode()).isZero();
+        assertThat(atTheLimit.getResults(0).getErrorCode()).isZero();
+    }
+
+    @Test
+    void theClusterPartitionLimitRefusesTopicsThatWouldExceedItAndKeepsThoseThatFit() throws Exception {
+        ControllerCore small = newCore("a", metadata, clock::get, 10);
+        lead(small);
+        assertThat(small.createTopics(create("six", 6)).getResults(0).getErrorCode()).isZero();
+        var reply = small.createTopics(CreateTopicsCall.newBuilder()
+                .addTopics(TopicToCreate.newBuilder().setName("three").setNumPartitions(3))
+                .addTopics(TopicToCreate.newBuilder().setName("two").setNumPartitions(2))
+                .addTopics(TopicToCreate.newBuilder().setName("one").setNumPartitions(1))
+                .build());
+        assertThat(reply.getResultsList()).extracting(r -> Errors.forCode((short) r.getErrorCode()))
+                .containsExactly(Errors.NONE, Errors.POLICY_VIOLATION, Errors.NONE);
+        assertThat(reply.getResults(1).getErrorMessage()).contains("kaas.controller.max-partitions").contains("limit of 10");
+        assertThat(metadata.topics().topics()).extracting(TopicSpec::name).containsExactlyInAnyOrder("six", "three", "one");
+        // Deleting makes room again.
+        small.deleteTopics(DeleteTopicsCall.newBuilder().addTopics(TopicRef.newBuilder().setName("six")).build());
+        assertThat(small.createTopics(create("two", 2)).getResults(0).getErrorCode()).isZero();
+    }
+
+    @Test
     void validateOnlyChangesNothing() throws Exception {
-        core.becomeLeader(1);
+        lead(core);
         var reply = core.createTopics(CreateTopicsCall.newBuilder().setValidateOnly(true)
                 .addTopics(TopicToCreate.newBuilder().setName("dry").setNumPartitions(2)).build());
         assertThat(reply.getResults(0).getErrorCode()).isZero();
@@ -129,7 +228,7 @@ class ControllerCoreTest {
 
     @Test
     void deleteByNameOrIdAndUnknownTopics() throws Exception {
-        core.becomeLeader(1);
+        lead(core);
         String id = core.createTopics(create("a", 1)).getResults(0).getTopicId();
         core.createTopics(create("b", 1));
         var reply = core.deleteTopics(DeleteTopicsCall.newBuilder()
@@ -143,13 +242,13 @@ class ControllerCoreTest {
     }
 
     @Test
-    void aGoneBrokerLosesItsPartitionsAndGetsANewEpochWhenItReturns() throws Exception {
-        core.becomeLeader(1);
+    void aBrokerThatShutsDownLosesItsPartitionsAndGetsANewEpochWhenItReturns() throws Exception {
+        lead(core);
         FakeSession first = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", first);
         core.createTopics(create("t", 1));
-        clock.addAndGet(5000);
-        core.brokerGone(1, first);
+        advance(3001);
+        core.brokerGone(1, first, true);
         assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(PartitionAssignment.NO_LEADER);
 
         FakeSession second = new FakeSession();
@@ -160,17 +259,67 @@ class ControllerCoreTest {
     }
 
     @Test
-    void silentBrokersExpireAfterTheSessionTimeout() throws Exception {
-        core.becomeLeader(1);
+    void aBrokerReconnectingAfterABrokenStreamKeepsItsPartitionsUnderTheSameEpochs() throws Exception {
+        lead(core);
+        FakeSession first = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", first);
+        core.createTopics(create("t", 4));
+        Assignment before = onDisk();
+        for (int reconnect = 0; reconnect < 5; reconnect++) {
+            advance(1200);
+            core.brokerGone(1, first, false);
+            core.tick();
+            first = new FakeSession();
+            core.brokerRegistered(broker(1), "inc-1", first);
+            core.tick();
+            assertThat(first.last().topics()).isEqualTo(before.topics());
+        }
+        assertThat(onDisk().version()).as("nothing was republished").isEqualTo(before.version());
+        assertThat(epochs(onDisk(), "t")).containsOnly(0);
+    }
+
+    @Test
+    void aBrokerWhoseStreamBrokeAndNeverCameBackExpiresAfterTheSessionTimeout() throws Exception {
+        lead(core);
         FakeSession s = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", s);
         core.createTopics(create("t", 1));
-        clock.addAndGet(8000);
+        core.brokerGone(1, s, false);
+        advance(8000);
+        core.tick();
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(1);
+        advance(1500);
+        core.tick();
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(PartitionAssignment.NO_LEADER);
+        assertThat(onDisk().brokers()).isEmpty();
+    }
+
+    @Test
+    void aNewIncarnationAfterABrokenStreamGetsNewEpochs() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", s);
+        core.createTopics(create("t", 2));
+        core.brokerGone(1, s, false);
+        FakeSession restarted = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-2", restarted);
+        assertThat(restarted.refusedBecause).isNull();
+        assertThat(epochs(onDisk(), "t")).containsOnly(1);
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions()).extracting(PartitionAssignment::leader).containsOnly(1);
+    }
+
+    @Test
+    void silentBrokersExpireAfterTheSessionTimeout() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", s);
+        core.createTopics(create("t", 1));
+        advance(8000);
         core.brokerStatus(1, s);
-        clock.addAndGet(8000);
+        advance(8000);
         core.tick();
         assertThat(s.closedBecause).isNull();
-        clock.addAndGet(1500);
+        advance(1500);
         core.tick();
         assertThat(s.closedBecause).contains("session timeout");
         assertThat(onDisk().brokers()).isEmpty();
@@ -178,16 +327,17 @@ class ControllerCoreTest {
 
     @Test
     void aNewControllerPresumesKnownBrokersAliveDuringTheGrace() throws Exception {
-        core.becomeLeader(1);
+        lead(core);
         FakeSession s = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", s);
         core.createTopics(create("t", 2));
         Assignment before = onDisk();
 
-        ControllerCore successor = newCore();
-        successor.becomeLeader(2);
+        clock.addAndGet(LEASE_MS);
+        ControllerCore successor = newCore("b");
+        long epoch = lead(successor);
         assertThat(onDisk().topics()).isEqualTo(before.topics());
-        assertThat(onDisk().controllerEpoch()).isEqualTo(2);
+        assertThat(onDisk().controllerEpoch()).isEqualTo(epoch).isGreaterThan(before.controllerEpoch());
         clock.addAndGet(3001);
         successor.tick();
         assertThat(onDisk().topicByName("t").orElseThrow().partitions()).extracting(PartitionAssignment::leader)
@@ -195,21 +345,254 @@ class ControllerCoreTest {
     }
 
     @Test
-    void aNewerRegistrationOfTheSameBrokerClosesTheOlderStream() throws Exception {
-        core.becomeLeader(1);
+    void aSecondIncarnationIsRefusedWhileTheFirstIsAliveAndAcceptedOnceItIsGone() throws Exception {
+        lead(core);
+        FakeSession first = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", first);
+        core.createTopics(create("t", 1));
+        BrokerInfo impostor = new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "elsewhere", 1, "PLAINTEXT")));
+
+        FakeSession second = new FakeSession();
+        core.brokerRegistered(impostor, "inc-2", second);
+        assertThat(second.refusedBecause).contains("already registered by a live broker").contains("inc-1");
+        assertThat(second.received).isEmpty();
+        assertThat(first.closedBecause).isNull();
+        assertThat(onDisk().broker(1).orElseThrow().endpoints().get(0).host()).isEqualTo("localhost");
+        // Reports from the refused stream do not keep anything alive.
+        core.brokerStatus(1, second);
+
+        clock.addAndGet(1000);
+        core.brokerGone(1, first, false);
+        FakeSession retry = new FakeSession();
+        core.brokerRegistered(impostor, "inc-2", retry);
+        assertThat(retry.refusedBecause).isNull();
+        assertThat(onDisk().broker(1).orElseThrow().endpoints().get(0).host()).isEqualTo("elsewhere");
+    }
+
+    @Test
+    void theSameIncarnationOnANewStreamReplacesItsOlderStream() throws Exception {
+        lead(core);
         FakeSession old = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", old);
-        core.brokerRegistered(broker(1), "inc-2", new FakeSession());
+        FakeSession again = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", again);
         assertThat(old.closedBecause).contains("registered again");
+        assertThat(again.refusedBecause).isNull();
+        assertThat(again.received).isNotEmpty();
     }
 
     @Test
     void producerIdBlocksAreNeverReused() throws Exception {
-        core.becomeLeader(1);
+        lead(core);
         long a = core.allocateProducerIds();
-        ControllerCore restarted = newCore();
-        restarted.becomeLeader(2);
+        metadata.lease().release("a");
+        ControllerCore restarted = newCore("b");
+        lead(restarted);
         long b = restarted.allocateProducerIds();
         assertThat(b).isGreaterThanOrEqualTo(a + 1000);
+    }
+
+    @Test
+    void aDeposedControllersCatalogAssignmentAndProducerIdWritesAreRefused() throws Exception {
+        // "a" is paused (its clock stands still) while the lease expires and "b" takes it.
+        AtomicLong pausedClock = new AtomicLong(clock.get());
+        ControllerCore deposed = newCore("a", metadata, pausedClock::get, 100_000);
+        lead(deposed);
+        FakeSession s = new FakeSession();
+        deposed.brokerRegistered(broker(1), "inc-1", s);
+        deposed.createTopics(create("kept", 1));
+        clock.addAndGet(LEASE_MS + 1);
+        ControllerCore successor = newCore("b");
+        long newEpoch = lead(successor);
+        Assignment successors = onDisk();
+        List<TopicSpec> catalog = metadata.topics().topics();
+
+        assertThatThrownBy(() -> deposed.createTopics(create("late", 1))).isInstanceOf(LeaseFencedException.class);
+        assertThat(deposed.isLeader()).as("a refused write ends the leadership").isFalse();
+        assertThat(s.closedBecause).contains("stepped down");
+        assertThat(metadata.topics().topics()).isEqualTo(catalog);
+        assertThat(onDisk()).isEqualTo(successors);
+        assertThat(onDisk().controllerEpoch()).isEqualTo(newEpoch);
+
+        // The same for an assignment publication and a producer-id block.
+        ControllerCore deposedAgain = newCore("a", metadata, pausedClock::get, 100_000);
+        clock.addAndGet(LEASE_MS + 1);
+        long third = lead(newCore("a"));
+        clock.addAndGet(LEASE_MS + 1);
+        lead(newCore("c"));
+        assertThat(third).isLessThan(metadata.lease().acquireOrRenew("c", clock.get(), LEASE_MS).transitions());
+        deposedAgain.maintainLease();
+        assertThat(deposedAgain.isLeader()).isFalse();
+        ClusterMetadata stale = fencedOnly(metadata, third);
+        ControllerCore zombie = newCore("a", stale, pausedClock::get, 100_000);
+        assertThatThrownBy(() -> lead(zombie)).isInstanceOf(LeaseFencedException.class);
+        assertThat(onDisk().controllerEpoch()).isGreaterThan(third);
+        assertThatThrownBy(() -> metadata.producerIds().allocateBlock(third)).isInstanceOf(LeaseFencedException.class);
+    }
+
+    /** The real binding, except that its lease always answers as if {@code epoch} were still held. */
+    private static ClusterMetadata fencedOnly(StandaloneMetadata real, long epoch) {
+        return new Wrapped(real) {
+            @Override
+            public ControllerLease lease() {
+                return new ControllerLease() {
+                    @Override
+                    public LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) {
+                        return new LeaseRecord(holder, nowMs + durationMs, epoch);
+                    }
+
+                    @Override
+                    public void release(String holder) {
+                    }
+                };
+            }
+        };
+    }
+
+    @Test
+    void failedRenewalsStepTheControllerDownBeforeItsRenewDeadlineAndNothingIsWrittenAfter() throws Exception {
+        AtomicBoolean failing = new AtomicBoolean();
+        AtomicInteger writes = new AtomicInteger();
+        List<Long> writeTimes = new ArrayList<>();
+        ClusterMetadata flaky = new Wrapped(metadata) {
+            @Override
+            public ControllerLease lease() {
+                ControllerLease real = metadata.lease();
+                return new ControllerLease() {
+                    @Override
+                    public LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
+                        if (failing.get()) {
+                            throw new IOException("volume unreachable");
+                        }
+                        return real.acquireOrRenew(holder, nowMs, durationMs);
+                    }
+
+                    @Override
+                    public void release(String holder) throws IOException {
+                        real.release(holder);
+                    }
+                };
+            }
+
+            @Override
+            void wrote() {
+                writes.incrementAndGet();
+                writeTimes.add(clock.get());
+            }
+        };
+        ControllerCore c = newCore("a", flaky, clock::get, 100_000);
+        lead(c);
+        long renewedAt = clock.get();
+        long renewDeadline = renewedAt + LEASE_MS;
+        FakeSession s = new FakeSession();
+        c.brokerRegistered(broker(1), "inc-1", s);
+        c.createTopics(create("t", 1));
+
+        failing.set(true);
+        clock.addAndGet(LEASE_MS / 3);
+        c.maintainLease();
+        c.tick();
+        assertThat(c.isLeader()).as("one failed renewal is tolerated").isTrue();
+        assertThat(c.createTopics(create("u", 1)).getResults(0).getErrorCode()).isZero();
+
+        clock.set(renewedAt + LEASE_MS * 2 / 3);
+        c.maintainLease();
+        assertThat(c.isLeader()).isFalse();
+        assertThat(clock.get()).isLessThan(renewDeadline);
+        assertThat(s.closedBecause).contains("stepped down");
+        int writesBefore = writes.get();
+        assertThat(writeTimes).allSatisfy(t -> assertThat(t).isLessThan(renewedAt + LEASE_MS * 2 / 3));
+
+        assertThatThrownBy(() -> c.createTopics(create("v", 1))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(c::allocateProducerIds).isInstanceOf(IllegalStateException.class);
+        c.tick();
+        clock.addAndGet(1000);
+        c.maintainLease();
+        c.tick();
+        assertThat(writes.get()).isEqualTo(writesBefore);
+        assertThat(metadata.topics().topics()).extracting(TopicSpec::name).containsExactlyInAnyOrder("t", "u");
+    }
+
+    @Test
+    void aControllerWhoseRenewalsStallStepsDownOnItsOwnTickWithoutAnotherRenewalAttempt() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", s);
+        clock.addAndGet(LEASE_MS * 2 / 3 - 1);
+        core.tick();
+        assertThat(core.isLeader()).isTrue();
+        clock.addAndGet(1);
+        core.tick();
+        assertThat(core.isLeader()).isFalse();
+        assertThat(s.closedBecause).contains("could not be renewed");
+    }
+
+    /** Delegates to a real binding, calling {@link #wrote()} before every write. */
+    private static class Wrapped implements ClusterMetadata {
+        private final ClusterMetadata real;
+
+        Wrapped(ClusterMetadata real) {
+            this.real = real;
+        }
+
+        void wrote() {
+        }
+
+        @Override
+        public ControllerLease lease() {
+            return real.lease();
+        }
+
+        @Override
+        public TopicCatalog topics() {
+            TopicCatalog t = real.topics();
+            return new TopicCatalog() {
+                @Override
+                public List<TopicSpec> topics() throws IOException {
+                    return t.topics();
+                }
+
+                @Override
+                public void store(long leaseEpoch, List<TopicSpec> topics) throws IOException {
+                    wrote();
+                    t.store(leaseEpoch, topics);
+                }
+            };
+        }
+
+        @Override
+        public ProducerIdStore producerIds() {
+            ProducerIdStore p = real.producerIds();
+            return epoch -> {
+                wrote();
+                return p.allocateBlock(epoch);
+            };
+        }
+
+        @Override
+        public AssignmentStore assignments() {
+            AssignmentStore a = real.assignments();
+            return new AssignmentStore() {
+                @Override
+                public Optional<Assignment> load() throws IOException {
+                    return a.load();
+                }
+
+                @Override
+                public void store(long leaseEpoch, String json) throws IOException {
+                    wrote();
+                    a.store(leaseEpoch, json);
+                }
+            };
+        }
+
+        @Override
+        public String clusterId(long leaseEpoch) throws IOException {
+            return real.clusterId(leaseEpoch);
+        }
+
+        @Override
+        public void close() {
+        }
     }
 }
