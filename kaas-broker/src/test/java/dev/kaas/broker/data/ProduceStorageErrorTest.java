@@ -2,7 +2,8 @@ package dev.kaas.broker.data;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kaas.broker.TestBrokerConfig;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.config.TestBrokerConfig;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.LogConfig;
@@ -48,7 +49,7 @@ class ProduceStorageErrorTest {
     @Test
     void appendThatFailsOnStorageIsAKafkaStorageError() throws Exception {
         // Given a partition whose segments roll after every batch, and whose next segment file cannot be created
-        TestBrokerConfig config = new TestBrokerConfig(data, 1);
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
         ClusterView view = new ClusterView(config);
         Partitions partitions = new Partitions(config);
         String topicId = Uuid.randomUuid().toString();
@@ -57,7 +58,7 @@ class ProduceStorageErrorTest {
                 List.of(new PartitionAssignment(0, 1, 0)))), List.of(), List.of()));
         LogConfig d = LogConfig.defaults();
         LogConfig rollEveryBatch = new LogConfig(1, d.segmentMs(), d.indexIntervalBytes(), d.maxMessageBytes(), d.flushMessages(),
-                d.flushMs(), d.logAppendTime(), d.timestampBeforeMaxMs(), d.timestampAfterMaxMs());
+                d.flushMs(), d.logAppendTime(), d.timestampBeforeMaxMs(), d.timestampAfterMaxMs(), d.compacted());
         Path dir = PartitionLog.directory(partitions.dataDir(), "t", topicId, 0);
         log = PartitionLog.open(dir, tp, topicId, 0, 1, rollEveryBatch, System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.storage())));

@@ -3,7 +3,8 @@ package dev.kaas.broker.group;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.kaas.broker.TestBrokerConfig;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.config.TestBrokerConfig;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.protocol.RequestContext;
@@ -46,7 +47,7 @@ class OffsetCommitStorageErrorTest {
 
     @BeforeEach
     void coordinatorOwnsTheGroup() {
-        TestBrokerConfig config = new TestBrokerConfig(data, 1);
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
         ClusterView view = new ClusterView(config);
         GroupCoordinator coordinator = new GroupCoordinator(view, new Partitions(config), config);
         int slot = Slots.slotFor(GROUP);
