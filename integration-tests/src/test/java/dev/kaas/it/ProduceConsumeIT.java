@@ -133,6 +133,22 @@ class ProduceConsumeIT {
         assertThat(partitionsUsed).hasSize(6);
     }
 
+    @Test
+    void theLongestLegalTopicNameIsServedLikeAnyOther() throws Exception {
+        // 249 characters: Apache's limit. "<name>-<topic id>" would exceed a 255-byte file name.
+        String topic = "L".repeat(240) + "-longest1";
+        assertThat(topic).hasSize(249);
+        try (KafkaProducer<byte[], byte[]> producer = producer(Map.of())) {
+            for (int i = 0; i < 10; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+            }
+            producer.send(new ProducerRecord<>("after-the-long-one", 0, null, "x".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+        }
+        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, 10);
+        assertThat(got).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                .containsExactly("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"gzip", "snappy", "lz4", "zstd"})
     void compressedBatchesRoundTrip(String compression) throws Exception {

@@ -61,7 +61,9 @@ public class AssignmentApplier implements AssignmentReceiver {
     });
     private volatile long appliedVersion = -1;
     private volatile long appliedEpoch = -1;
-    private volatile boolean allOpen;
+    private volatile Map<TopicPartition, String> unopened = Map.of();
+    /** Closes queued on partitions' writers, by partition: a new incarnation opens only after the old one closed. */
+    private final Map<TopicPartition, java.util.concurrent.CompletableFuture<Void>> closing = new java.util.concurrent.ConcurrentHashMap<>();
 
     private record Wanted(TopicAssignment topic, PartitionAssignment partition) {
     }
@@ -88,10 +90,9 @@ public class AssignmentApplier implements AssignmentReceiver {
         return appliedVersion;
     }
 
-    /** Every partition the applied assignment gives this broker is open. */
     @Override
-    public boolean allAssignedOpen() {
-        return allOpen;
+    public Map<TopicPartition, String> unopened() {
+        return unopened;
     }
 
     private void apply(Assignment a) {
@@ -117,14 +118,24 @@ public class AssignmentApplier implements AssignmentReceiver {
             }
             partitions.remove(tp);
             // Close on the partition's writer so the close follows every append already queued.
-            e.getValue().writer().execute(() -> relinquish(tp, log, liveTopicIds.contains(log.topicId())));
+            var closed = new java.util.concurrent.CompletableFuture<Void>();
+            closing.put(tp, closed);
+            e.getValue().writer().execute(() -> {
+                try {
+                    relinquish(tp, log, liveTopicIds.contains(log.topicId()));
+                } finally {
+                    closed.complete(null);
+                    closing.remove(tp, closed);
+                }
+            });
         }
-        boolean ok = true;
+        Map<TopicPartition, String> failed = new HashMap<>();
         for (var e : wanted.entrySet()) {
             if (partitions.get(e.getKey()) != null) {
                 continue;
             }
             TopicAssignment t = e.getValue().topic();
+            awaitClosed(e.getKey());
             try {
                 PartitionLog log = PartitionLog.open(
                         PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), e.getKey().partition()),
@@ -132,15 +143,37 @@ public class AssignmentApplier implements AssignmentReceiver {
                         LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
                 partitions.put(e.getKey(), new Replica(log, new SerialExecutor(partitions.storage())));
             } catch (Exception ex) {
-                ok = false;
-                LOG.errorf(ex, "could not open partition=%s epoch=%d", e.getKey(), e.getValue().partition().leaderEpoch());
+                String why = ex.toString();
+                failed.put(e.getKey(), why);
+                if (why.equals(unopened.get(e.getKey()))) {
+                    LOG.debugf("still cannot open partition=%s epoch=%d: %s", e.getKey(), e.getValue().partition().leaderEpoch(), why);
+                } else {
+                    LOG.errorf(ex, "could not open partition=%s epoch=%d", e.getKey(), e.getValue().partition().leaderEpoch());
+                }
             }
         }
-        allOpen = ok;
+        unopened = Map.copyOf(failed);
         appliedVersion = a.version();
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
         applied.fire(new AssignmentApplied(a));
+    }
+
+    /**
+     * Waits for the previous incarnation of {@code tp} on this broker to finish closing: its queued
+     * appends land before the new one recovers, and its close cannot write state after the new
+     * fence. Bounded; past the bound the leader-epoch rule still keeps late bytes out of the log.
+     */
+    private void awaitClosed(TopicPartition tp) {
+        var closed = closing.get(tp);
+        if (closed == null) {
+            return;
+        }
+        try {
+            closed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warnf("opening partition=%s before its previous incarnation finished closing: %s", tp, e.toString());
+        }
     }
 
     private void relinquish(TopicPartition tp, PartitionLog log, boolean topicLives) {

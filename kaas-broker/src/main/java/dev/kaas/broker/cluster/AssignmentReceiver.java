@@ -14,5 +14,13 @@ public interface AssignmentReceiver {
     long appliedVersion();
 
     /** Every partition the applied assignment gives this broker is open. */
-    boolean allAssignedOpen();
+    default boolean allAssignedOpen() {
+        return unopened().isEmpty();
+    }
+
+    /**
+     * Partitions the applied assignment gives this broker that could not be opened, with why.
+     * Each is unavailable on its own; none makes the broker as a whole unready.
+     */
+    java.util.Map<org.apache.kafka.common.TopicPartition, String> unopened();
 }

@@ -9,8 +9,9 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Honest readiness: connected to the controller, an assignment applied, and every partition it
- * gives this broker open.
+ * Honest readiness: connected to the controller and an assignment applied. A partition that
+ * cannot open is reported here by name and is unavailable on its own (NOT_LEADER_OR_FOLLOWER for
+ * it alone); it never takes the whole broker out of service.
  */
 @Readiness
 @ApplicationScoped
@@ -23,11 +24,14 @@ public class BrokerReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        boolean ready = view.connected() && applier.appliedVersion() >= 0 && applier.allAssignedOpen();
-        return HealthCheckResponse.named("broker")
+        boolean ready = view.connected() && applier.appliedVersion() >= 0;
+        var unopened = applier.unopened();
+        var response = HealthCheckResponse.named("broker")
                 .withData("controllerConnected", view.connected())
                 .withData("appliedAssignmentVersion", applier.appliedVersion())
-                .withData("allAssignedPartitionsOpen", applier.allAssignedOpen())
-                .status(ready).build();
+                .withData("allAssignedPartitionsOpen", unopened.isEmpty())
+                .withData("partitionsNotOpen", unopened.size());
+        unopened.entrySet().stream().limit(20).forEach(e -> response.withData("notOpen." + e.getKey(), e.getValue()));
+        return response.status(ready).build();
     }
 }

@@ -109,12 +109,6 @@ final class LogSegment implements AutoCloseable {
     static final int MAX_BATCH_BYTES = 128 * 1024 * 1024;
 
     private void rebuild(int fileSize, long endOffset) throws IOException {
-        if (offsetIndex != null) {
-            offsetIndex.close();
-        }
-        if (timeIndex != null) {
-            timeIndex.close();
-        }
         offsetIndex = OffsetIndex.create(disk, indexFile());
         timeIndex = OffsetIndex.create(disk, timeIndexFile());
         size = 0;
@@ -311,6 +305,12 @@ final class LogSegment implements AutoCloseable {
 
     void flush() throws IOException {
         channel.force(false);
+    }
+
+    /** No more appends: write the indexes, which a later trusted open loads instead of scanning. */
+    void seal() throws IOException {
+        offsetIndex.persist();
+        timeIndex.persist();
     }
 
 

@@ -15,8 +15,10 @@ import java.nio.file.StandardOpenOption;
  * raised it; timestamps are not unique per batch, only increases are recorded).
  *
  * <p>File format ({@code .index} / {@code .timeindex}): a sequence of 12-byte entries
- * {@code key:int64, position:int32}, big-endian. The file is written as entries are added and is
- * never fsynced: it is derivable from the log and rebuilt when it disagrees with it.
+ * {@code key:int64, position:int32}, big-endian. Entries live in memory; the file is written
+ * whole when the segment is sealed or closed ({@link #persist}) and never fsynced: it is derivable
+ * from the log and rebuilt when it disagrees with it. Holding no file open is what keeps a
+ * partition at one descriptor per segment, as Apache (issue: descriptors per partition).
  *
  * <p>Threading: one appender (the partition's serial executor), any number of concurrent readers.
  * Entries are published by a volatile size written after the entry, so a reader sees a
@@ -28,19 +30,20 @@ final class OffsetIndex implements AutoCloseable {
     private record Entries(long[] keys, int[] positions) {
     }
 
+    private final Disk disk;
     private final Path file;
     private volatile Entries entries = new Entries(new long[64], new int[64]);
     private volatile int size;
-    private FileChannel channel;
+    private int persisted = -1;
 
-    private OffsetIndex(Path file) {
+    private OffsetIndex(Disk disk, Path file) {
+        this.disk = disk;
         this.file = file;
     }
 
-    static OffsetIndex create(Disk disk, Path file) throws IOException {
-        OffsetIndex idx = new OffsetIndex(file);
-        idx.channel = disk.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-        return idx;
+    /** A new, empty index; its file is written at the first {@link #persist}. */
+    static OffsetIndex create(Disk disk, Path file) {
+        return new OffsetIndex(disk, file);
     }
 
     /**
@@ -55,7 +58,7 @@ final class OffsetIndex implements AutoCloseable {
         if (bytes.length % ENTRY != 0) {
             return null;
         }
-        OffsetIndex idx = new OffsetIndex(file);
+        OffsetIndex idx = new OffsetIndex(disk, file);
         ByteBuffer b = ByteBuffer.wrap(bytes);
         long lastKey = Long.MIN_VALUE;
         int lastPos = -1;
@@ -69,20 +72,36 @@ final class OffsetIndex implements AutoCloseable {
             lastKey = key;
             lastPos = pos;
         }
-        idx.channel = disk.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        idx.persisted = idx.size;
         return idx;
     }
 
-    void add(long key, int position) throws IOException {
+    void add(long key, int position) {
         int n = size;
         if (n > 0 && key <= entries.keys()[n - 1]) {
             return;
         }
         addInMemory(key, position);
-        ByteBuffer b = ByteBuffer.allocate(ENTRY).putLong(key).putInt(position).flip();
-        while (b.hasRemaining()) {
-            channel.write(b);
+    }
+
+    /** Writes the whole index to its file when it changed since the last write. Not fsynced: rebuildable. */
+    void persist() throws IOException {
+        int n = size;
+        if (n == persisted) {
+            return;
         }
+        Entries e = entries;
+        ByteBuffer b = ByteBuffer.allocate(n * ENTRY);
+        for (int i = 0; i < n; i++) {
+            b.putLong(e.keys()[i]).putInt(e.positions()[i]);
+        }
+        b.flip();
+        try (FileChannel ch = disk.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+        persisted = n;
     }
 
     private void addInMemory(long key, int position) {
@@ -164,8 +183,6 @@ final class OffsetIndex implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        if (channel != null && channel.isOpen()) {
-            channel.close();
-        }
+        persist();
     }
 }

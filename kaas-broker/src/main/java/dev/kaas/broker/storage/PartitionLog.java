@@ -132,9 +132,20 @@ public final class PartitionLog {
         this.flushExecutor = flushExecutor;
     }
 
-    /** The directory of a partition incarnation: names are not identities, so the topic ID is part of it. */
+    /**
+     * Longest topic-name part of a partition directory's name: a file name has at most 255 bytes,
+     * and "-" plus the 22-character topic ID follow it. Legal topic names are ASCII, up to 249.
+     */
+    static final int MAX_NAME_PART = 255 - 1 - 22;
+
+    /**
+     * The directory of a partition incarnation: names are not identities, so the topic ID is part
+     * of it, and it is what makes the directory unique; the name part is only for people reading
+     * the volume, cut to {@link #MAX_NAME_PART} characters so every legal topic name fits.
+     */
     public static Path directory(Path dataDir, String topic, String topicId, int partition) {
-        return dataDir.resolve(topic + "-" + topicId).resolve(Integer.toString(partition));
+        String name = topic.length() <= MAX_NAME_PART ? topic : topic.substring(0, MAX_NAME_PART);
+        return dataDir.resolve(name + "-" + topicId).resolve(Integer.toString(partition));
     }
 
     /** Takes the partition over under {@code leaderEpoch}: fence first, then recover. Blocking. */
@@ -229,6 +240,9 @@ public final class PartitionLog {
                         f.path().getFileName(), s.baseOffset(), previous.nextOffset(), tp);
             }
             s.flush();
+            if (i + 1 < live.size()) {
+                s.seal();
+            }
             segments.put(s.baseOffset(), s);
             previous = s;
         }
@@ -458,6 +472,7 @@ public final class PartitionLog {
         }
         // Everything in the old segment becomes durable before the checkpoint moves past it.
         s.flush();
+        s.seal();
         LogSegment next = LogSegment.create(disk, dir, leaderEpoch, logEndOffset, config.indexIntervalBytes());
         disk.fsyncDirectory(dir);
         synchronized (flushLock) {

@@ -151,6 +151,46 @@ class PartitionLogTest {
     }
 
     @Test
+    void everyLegalTopicNameGetsADirectoryThatFitsTheFileSystem() throws Exception {
+        String longest = "t".repeat(249);
+        String otherWithSamePrefix = "t".repeat(248) + "u";
+        Path a = PartitionLog.directory(tmp, longest, "BBBBBBBBBBBBBBBBBBBBBB", 0);
+        Path b = PartitionLog.directory(tmp, otherWithSamePrefix, "CCCCCCCCCCCCCCCCCCCCCC", 0);
+        assertThat(a.getParent().getFileName().toString()).hasSizeLessThanOrEqualTo(255);
+        assertThat(a.getParent()).as("the topic ID keeps them apart").isNotEqualTo(b.getParent());
+
+        PartitionLog log = open(a, 0, Map.of(), flusher);
+        appendDurably(log, batch("a"));
+        assertThat(values(log.read(0, 1 << 20, true, log.highWatermark()))).containsExactly("0:a");
+        assertThat(PartitionLog.directory(tmp, "orders", TOPIC_ID, 0)).as("short names keep today's layout")
+                .isEqualTo(tmp.resolve("orders-" + TOPIC_ID).resolve("0"));
+    }
+
+    @Test
+    void aPartitionHoldsOneDescriptorPerSegment() throws Exception {
+        Path fds = Path.of("/proc/self/fd");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(fds), "needs /proc");
+        long before;
+        try (var l = Files.list(fds)) {
+            before = l.count();
+        }
+        PartitionLog log = open(0, Map.of("segment.bytes", "500"));
+        for (int i = 0; i < 20; i++) {
+            appendDurably(log, batch("value-" + i, "second-" + i));
+        }
+        log.close();
+        opened.clear();
+        PartitionLog reopened = open(1, Map.of("segment.bytes", "500"));
+        long after;
+        try (var l = Files.list(fds)) {
+            after = l.count();
+        }
+        assertThat(reopened.segmentCount()).isGreaterThan(5);
+        assertThat(after - before).as("descriptors for %d segments (indexes are not held open)", reopened.segmentCount())
+                .isLessThanOrEqualTo(reopened.segmentCount() + 1);
+    }
+
+    @Test
     void rollsSegmentsByAge() throws Exception {
         PartitionLog log = open(0, Map.of("segment.ms", "1000"));
         appendDurably(log, batch("a"));
