@@ -1,6 +1,7 @@
 package dev.kaas.broker.group;
 
 import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Disk;
 import dev.kaas.common.fs.IdFileNames;
 import dev.kaas.common.fs.Json;
 import java.io.IOException;
@@ -43,8 +44,15 @@ public final class GroupFiles implements GroupStore {
     private final Path dir;
     private final int epoch;
     private final int broker;
+    private final Disk disk;
 
     public GroupFiles(Path dataDir, int slot, int epoch, int broker) {
+        this(dataDir, slot, epoch, broker, Disk.SYSTEM);
+    }
+
+    /** As {@link #GroupFiles(Path, int, int, int)}, writing through {@code disk} (the durability tests' seam). */
+    GroupFiles(Path dataDir, int slot, int epoch, int broker, Disk disk) {
+        this.disk = disk;
         this.dir = dataDir.resolve("__cluster").resolve("groups").resolve(String.format("slot-%02d", slot));
         this.epoch = epoch;
         this.broker = broker;
@@ -57,7 +65,7 @@ public final class GroupFiles implements GroupStore {
         if (current != null && current.epoch() > epoch) {
             throw new NotCoordinatorException("group slot fenced at epoch " + current.epoch() + " > " + epoch);
         }
-        AtomicFiles.write(dir.resolve("fence"), Json.bytes(new Fence(epoch, broker)));
+        AtomicFiles.write(disk, dir.resolve("fence"), Json.bytes(new Fence(epoch, broker)));
     }
 
     @Override
@@ -100,7 +108,7 @@ public final class GroupFiles implements GroupStore {
         group.offsets().forEach((tp, o) -> rows.add(new OffsetRow(tp.topic(), tp.partition(), o.offset(), o.leaderEpoch(),
                 o.metadata(), o.commitTimestamp(), o.expireTimestamp())));
         String name = IdFileNames.encode(group.groupId());
-        AtomicFiles.write(dir.resolve(String.format("%s.%08x.json", name, epoch)), Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows)));
+        AtomicFiles.write(disk, dir.resolve(String.format("%s.%08x.json", name, epoch)), Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows)));
         checkFence();
         removeOlder(name, epoch - 1);
     }
@@ -116,7 +124,7 @@ public final class GroupFiles implements GroupStore {
             for (Path p : files.toList()) {
                 String[] parts = p.getFileName().toString().split("\\.");
                 if (parts.length == 3 && parts[0].equals(name) && Integer.parseInt(parts[1], 16) <= upToEpoch) {
-                    Files.deleteIfExists(p);
+                    disk.delete(p);
                 }
             }
         }

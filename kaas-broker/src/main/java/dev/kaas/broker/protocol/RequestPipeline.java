@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -180,11 +179,12 @@ final class RequestPipeline {
     }
 
     private ApiMessage errorResponse(Pending p, Throwable err) {
-        Throwable cause = err;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        if (!(cause instanceof ApiException)) {
+        Throwable cause = ErrorMapper.unwrap(err);
+        if (cause instanceof java.io.IOException || cause instanceof java.io.UncheckedIOException) {
+            // A disk failure is retriable for the client (as ErrorMapper maps it), never UNKNOWN_SERVER_ERROR.
+            LOG.warnf("request failed on storage api=%s error=%s", p.header.apiKey(), cause.toString());
+            cause = new org.apache.kafka.common.errors.KafkaStorageException(cause.getMessage(), cause);
+        } else if (!(cause instanceof ApiException)) {
             LOG.errorf(cause, "request failed api=%s version=%d correlation=%d client=%s",
                     p.header.apiKey(), p.header.apiVersion(), p.header.correlationId(), transport.clientHost());
         }

@@ -43,6 +43,43 @@ class GroupFilesTest {
     }
 
     @Test
+    void aCommitThatReturnedSurvivesPowerLossAndALossMidWriteLeavesTheOldOrTheNewOffsets() throws Exception {
+        TopicPartition tp = new TopicPartition("t", 0);
+        int cuts = 0;
+        for (int step = 0; step < 24; step++) {
+            Path dir = Files.createDirectories(data.resolve("cut-" + step));
+            dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+            GroupFiles owner = new GroupFiles(dir, 7, 1, 1, disk);
+            owner.acquire();
+            owner.save(group("g", 10));
+            disk.losePowerAfter(step);
+            boolean returned;
+            try {
+                owner.save(group("g", 11));
+                returned = true;
+            } catch (Exception e) {
+                returned = false;
+            }
+            if (disk.lostPower()) {
+                cuts++;
+            } else {
+                disk.powerLoss();
+            }
+
+            GroupFiles next = new GroupFiles(dir, 7, 2, 2);
+            next.acquire();
+            var loaded = next.loadAll();
+            assertThat(loaded).as("after a loss at step %d the group is still there", step).containsKey("g");
+            long offset = loaded.get("g").offsets().get(tp).offset();
+            assertThat(offset).as("loss at step %d", step).isIn(10L, 11L);
+            if (returned) {
+                assertThat(offset).as("a save that returned, loss at step %d", step).isEqualTo(11L);
+            }
+        }
+        assertThat(cuts).isGreaterThan(3);
+    }
+
+    @Test
     void deleteRemovesEveryEpochOfTheGroupAtOrBelowOurs() throws Exception {
         GroupFiles files = new GroupFiles(data, 3, 5, 1);
         files.acquire();
