@@ -5,6 +5,7 @@ import dev.kaas.broker.cluster.AssignmentReceiver;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.storage.DescriptorHeadroom;
 import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.SerialExecutor;
@@ -62,6 +63,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     private volatile long appliedVersion = -1;
     private volatile long appliedEpoch = -1;
     private volatile Map<TopicPartition, String> unopened = Map.of();
+    private volatile DescriptorHeadroom descriptors = DescriptorHeadroom.ofThisProcess();
     /** Closes queued on partitions' writers, by partition: a new incarnation opens only after the old one closed. */
     private final Map<TopicPartition, java.util.concurrent.CompletableFuture<Void>> closing = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -88,6 +90,11 @@ public class AssignmentApplier implements AssignmentReceiver {
     @Override
     public long appliedVersion() {
         return appliedVersion;
+    }
+
+    /** For tests: the descriptor readings partition opens are checked against. */
+    void descriptors(DescriptorHeadroom headroom) {
+        this.descriptors = headroom;
     }
 
     @Override
@@ -136,6 +143,14 @@ public class AssignmentApplier implements AssignmentReceiver {
             }
             TopicAssignment t = e.getValue().topic();
             awaitClosed(e.getKey());
+            String refusal = descriptors.refusal();
+            if (refusal != null) {
+                failed.put(e.getKey(), refusal);
+                if (!refusal.equals(unopened.get(e.getKey()))) {
+                    LOG.errorf("not opening partition=%s: %s", e.getKey(), refusal);
+                }
+                continue;
+            }
             try {
                 PartitionLog log = PartitionLog.open(
                         PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), e.getKey().partition()),

@@ -277,6 +277,8 @@ public final class GroupShard {
             scheduleInitialJoin(group, delay, Math.max(group.rebalanceTimeoutMs() - delay, 0));
         } else {
             scheduler.schedule(joinKey(group), group.rebalanceTimeoutMs(), () -> completeJoin(group));
+            // As Apache's tryCompleteJoin: when the last member just left, everyone left has "rejoined".
+            checkJoinComplete(group);
         }
     }
 
@@ -322,8 +324,8 @@ public final class GroupShard {
         long now = clock.getAsLong();
         group.initNextGeneration(now);
         if (group.is(GroupState.EMPTY)) {
+            // Stays EMPTY (listed, described) until the periodic cleanup drops it if it has no offsets, as Apache.
             LOG.infof("group=%s generation=%d is now empty", group.groupId(), group.generationId());
-            maybeDropEmpty(group);
             return;
         }
         LOG.infof("stabilized group=%s generation=%d protocol=%s members=%d", group.groupId(), group.generationId(),
@@ -573,7 +575,6 @@ public final class GroupShard {
             if (group.removePending(memberId)) {
                 LOG.infof("group=%s pending member %s expired", group.groupId(), memberId);
                 checkJoinComplete(group);
-                maybeDropEmpty(group);
             }
             return;
         }
@@ -588,7 +589,6 @@ public final class GroupShard {
         }
         LOG.infof("group=%s member %s failed (session timeout), removing it", group.groupId(), memberId);
         removeMemberAndUpdateGroup(group, m, "removing member " + memberId + " on heartbeat expiration");
-        maybeDropEmpty(group);
     }
 
     // ---------------------------------------------------------------- offsets (GroupOffsets)
@@ -628,6 +628,7 @@ public final class GroupShard {
         offsets.removeOffsetsOfTopics(deletedTopics);
     }
 
+    /** Apache's {@code cleanupGroupMetadata}: run by the periodic offsets expiry and on topic deletion, not on leaving. */
     private void maybeDropEmpty(ClassicGroup group) {
         if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
             group.transitionTo(GroupState.DEAD, clock.getAsLong());

@@ -328,10 +328,8 @@ class GroupShardTest {
     /*
      * Apache 3.7 (GroupCoordinator.prepareRebalance → DelayedJoin.tryComplete): with no member left to wait for,
      * the join completes at once, initNextGeneration finds no members and the group is Empty (generation 3); it
-     * stays Empty until the offsets-retention cleanup. kaas today stays PREPARING_REBALANCE for the rebalance
-     * timeout (prepareRebalance never checks hasAllMembersJoined), and would then drop the group (DEAD) at once.
+     * stays Empty until the offsets-retention cleanup.
      */
-    @org.junit.jupiter.api.Disabled("kaas defect, issue 8: stays PREPARING_REBALANCE after the last member leaves; Apache is EMPTY at once")
     @Test
     void theLastMemberLeavingEmptiesTheGroupAtOnce() {
         var members = stableGroupOfTwo();
@@ -339,6 +337,7 @@ class GroupShardTest {
         join(members.get(0).memberId(), null);
         shard.leave(G, List.of(new GroupShard.Leaving(members.get(0).memberId(), null, null)));
         assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
+        assertThat(shard.describe(G).state()).isEqualTo(GroupState.EMPTY);
     }
 
     @Test

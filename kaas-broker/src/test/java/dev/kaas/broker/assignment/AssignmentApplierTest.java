@@ -1,0 +1,112 @@
+package dev.kaas.broker.assignment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.kaas.broker.cluster.AssignmentApplied;
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.config.TestBrokerConfig;
+import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.storage.DescriptorHeadroom;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.common.model.TopicSpec;
+import jakarta.enterprise.event.Event;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AssignmentApplierTest {
+    private static final String TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA";
+    private static final TopicPartition TP0 = new TopicPartition("t", 0);
+    private static final TopicPartition TP1 = new TopicPartition("t", 1);
+
+    @TempDir
+    Path data;
+
+    @SuppressWarnings("unchecked")
+    private static Event<AssignmentApplied> noEvents() {
+        return (Event<AssignmentApplied>) Proxy.newProxyInstance(Event.class.getClassLoader(), new Class<?>[] {Event.class},
+                (self, m, args) -> null);
+    }
+
+    private static Assignment assignment(long version, int epoch) {
+        TopicSpec spec = new TopicSpec("t", TOPIC_ID, 2, Map.of());
+        return new Assignment(version, 1, "c", List.of(),
+                List.of(new TopicAssignment(spec, List.of(new PartitionAssignment(0, 1, epoch), new PartitionAssignment(1, 1, epoch)))),
+                List.of(), List.of());
+    }
+
+    @Test
+    void aPartitionThatCannotOpenIsReportedAloneAndRetriedLater() {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        Partitions partitions = new Partitions(config);
+        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
+        AtomicLong inUse = new AtomicLong(900);
+        applier.descriptors(new DescriptorHeadroom(inUse::get, () -> 1000));
+
+        applier.submit(assignment(1, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> applier.appliedVersion() == 1);
+        assertThat(applier.unopened()).containsOnlyKeys(TP0, TP1);
+        assertThat(applier.unopened().get(TP0)).contains("file descriptors: 900 of 1000");
+        assertThat(partitions.get(TP0)).isNull();
+
+        inUse.set(100);
+        applier.submit(assignment(2, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> applier.appliedVersion() == 2);
+        assertThat(applier.unopened()).isEmpty();
+        assertThat(partitions.get(TP0)).isNotNull();
+        assertThat(partitions.get(TP1)).isNotNull();
+    }
+
+    @Test
+    void aNewIncarnationOpensOnlyAfterThePreviousOneOnThisBrokerClosed() throws Exception {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        Partitions partitions = new Partitions(config);
+        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
+        applier.submit(assignment(1, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> partitions.get(TP0) != null);
+        Replica old = partitions.get(TP0);
+
+        // The old incarnation's writer is busy; an append is queued behind it when the partition moves to epoch 1.
+        CountDownLatch busy = new CountDownLatch(1);
+        old.writer().execute(() -> {
+            try {
+                busy.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        old.writer().execute(() -> {
+            try {
+                old.log().append(MemoryRecords.withRecords(CompressionType.NONE,
+                        new SimpleRecord(System.currentTimeMillis(), "queued".getBytes(StandardCharsets.UTF_8))));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        applier.submit(assignment(2, 1));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> partitions.get(TP0) == null || partitions.get(TP0).log().leaderEpoch() != 1);
+        busy.countDown();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> partitions.get(TP0) != null && partitions.get(TP0).log().leaderEpoch() == 1);
+        assertThat(partitions.get(TP0).log().logEndOffset())
+                .as("the append queued before the move landed before the new incarnation recovered").isEqualTo(1);
+    }
+}
