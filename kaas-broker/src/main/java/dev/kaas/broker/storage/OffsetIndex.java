@@ -118,10 +118,8 @@ final class OffsetIndex implements AutoCloseable {
         size = n + 1;
     }
 
-    /** Position of the last entry whose key is {@code <= key}, or 0 when there is none. */
-    int floorPosition(long key) {
-        int n = size;
-        Entries e = entries;
+    /** Index of the last entry whose key is {@code <= key}, or -1 when there is none. */
+    private int floor(Entries e, int n, long key) {
         int lo = 0;
         int hi = n - 1;
         int found = -1;
@@ -134,6 +132,13 @@ final class OffsetIndex implements AutoCloseable {
                 hi = mid - 1;
             }
         }
+        return found;
+    }
+
+    /** Position of the last entry whose key is {@code <= key}, or 0 when there is none. */
+    int floorPosition(long key) {
+        Entries e = entries;
+        int found = floor(e, size, key);
         return found < 0 ? 0 : e.positions()[found];
     }
 
@@ -156,22 +161,10 @@ final class OffsetIndex implements AutoCloseable {
         return found < 0 ? 0 : e.positions()[found];
     }
 
-    /** Key of the last entry whose key is {@code <= key}; only meaningful when {@link #entries()} > 0. */
+    /** Key of the last entry whose key is {@code <= key}, or {@code Long.MIN_VALUE} when there is none. */
     long floorKey(long key) {
-        int n = size;
         Entries e = entries;
-        int lo = 0;
-        int hi = n - 1;
-        int found = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (e.keys()[mid] <= key) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        int found = floor(e, size, key);
         return found < 0 ? Long.MIN_VALUE : e.keys()[found];
     }
 

@@ -138,34 +138,23 @@ final class RecordValidator {
         }
     }
 
-    /** The bytes of a batch's records, plain or inflating. */
-    private interface Source extends AutoCloseable {
-        int varint() throws IOException;
+    /** The bytes of a batch's records, plain or inflating; varints are read the same way from both. */
+    private abstract static class Source implements AutoCloseable {
+        abstract int readByte() throws IOException;
 
-        long varlong() throws IOException;
+        abstract void skip(long n) throws IOException;
 
-        void skip(long n) throws IOException;
-
-        long consumed();
+        abstract long consumed();
 
         /** An upper bound of the bytes left (exact for plain records, the inflation budget for compressed). */
-        long remainingBound();
+        abstract long remainingBound();
 
-        boolean atEnd() throws IOException;
-
-        @Override
-        void close() throws IOException;
-    }
-
-    private static final class BufferSource implements Source {
-        private final ByteBuffer b;
-
-        BufferSource(ByteBuffer b) {
-            this.b = b;
-        }
+        abstract boolean atEnd() throws IOException;
 
         @Override
-        public int varint() throws IOException {
+        public abstract void close() throws IOException;
+
+        final int varint() throws IOException {
             long v = varlong();
             if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
                 throw new InvalidRecordException("varint out of range");
@@ -173,14 +162,11 @@ final class RecordValidator {
             return (int) v;
         }
 
-        @Override
-        public long varlong() throws IOException {
+        /** Zig-zag varlong, at most 10 bytes (Kafka's {@code ByteUtils} format). */
+        final long varlong() throws IOException {
             long raw = 0;
             for (int shift = 0; shift < 64; shift += 7) {
-                if (!b.hasRemaining()) {
-                    throw new EOFException("truncated varint");
-                }
-                byte x = b.get();
+                int x = readByte();
                 raw |= (long) (x & 0x7f) << shift;
                 if ((x & 0x80) == 0) {
                     return (raw >>> 1) ^ -(raw & 1);
@@ -188,9 +174,25 @@ final class RecordValidator {
             }
             throw new InvalidRecordException("varint longer than 10 bytes");
         }
+    }
+
+    private static final class BufferSource extends Source {
+        private final ByteBuffer b;
+
+        BufferSource(ByteBuffer b) {
+            this.b = b;
+        }
 
         @Override
-        public void skip(long n) throws IOException {
+        int readByte() throws IOException {
+            if (!b.hasRemaining()) {
+                throw new EOFException("record runs past the batch");
+            }
+            return b.get() & 0xff;
+        }
+
+        @Override
+        void skip(long n) throws IOException {
             if (n > b.remaining()) {
                 throw new EOFException("record runs past the batch");
             }
@@ -198,17 +200,17 @@ final class RecordValidator {
         }
 
         @Override
-        public long consumed() {
+        long consumed() {
             return b.position();
         }
 
         @Override
-        public long remainingBound() {
+        long remainingBound() {
             return b.remaining();
         }
 
         @Override
-        public boolean atEnd() {
+        boolean atEnd() {
             return !b.hasRemaining();
         }
 
@@ -217,7 +219,7 @@ final class RecordValidator {
         }
     }
 
-    private static final class StreamSource implements Source {
+    private static final class StreamSource extends Source {
         private final InputStream in;
         private final long budget;
         private final byte[] scratch = new byte[8192];
@@ -228,7 +230,8 @@ final class RecordValidator {
             this.budget = budget;
         }
 
-        private int next() throws IOException {
+        @Override
+        int readByte() throws IOException {
             int x = in.read();
             if (x < 0) {
                 throw new EOFException("compressed records end early");
@@ -245,29 +248,7 @@ final class RecordValidator {
         }
 
         @Override
-        public int varint() throws IOException {
-            long v = varlong();
-            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-                throw new InvalidRecordException("varint out of range");
-            }
-            return (int) v;
-        }
-
-        @Override
-        public long varlong() throws IOException {
-            long raw = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                int x = next();
-                raw |= (long) (x & 0x7f) << shift;
-                if ((x & 0x80) == 0) {
-                    return (raw >>> 1) ^ -(raw & 1);
-                }
-            }
-            throw new InvalidRecordException("varint longer than 10 bytes");
-        }
-
-        @Override
-        public void skip(long n) throws IOException {
+        void skip(long n) throws IOException {
             long left = n;
             while (left > 0) {
                 int r = in.read(scratch, 0, (int) Math.min(scratch.length, left));
@@ -280,17 +261,17 @@ final class RecordValidator {
         }
 
         @Override
-        public long consumed() {
+        long consumed() {
             return consumed;
         }
 
         @Override
-        public long remainingBound() {
+        long remainingBound() {
             return budget - consumed;
         }
 
         @Override
-        public boolean atEnd() throws IOException {
+        boolean atEnd() throws IOException {
             return in.read() < 0;
         }
 
