@@ -337,7 +337,7 @@ class ConsumerGroupsIT {
 
     /*
      * The data directory's layout, as far as group ids could reach it: __cluster holds a fixed set of names,
-     * group files are only slot-NN/fence and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
+     * group files are only slot-NN/fence-<epoch> and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
      * top is a partition directory (<topic>-<topic id>/<partition>/files) or a broker's warm-up directory.
      * Atomic writes may leave a hidden .<name>.tmp-<uuid> for a moment.
      */
@@ -346,7 +346,7 @@ class ConsumerGroupsIT {
             "__cluster/(assignment\\.json|controller\\.lock|controller\\.lease|cluster\\.id)",
             "__cluster/catalog/topics\\.json",
             "__cluster/producer_ids/next-block\\.json",
-            "__cluster/groups/slot-[0-9]{2}/(fence|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
+            "__cluster/groups/slot-[0-9]{2}/(fence-[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
             "(?!__)[a-zA-Z0-9._-]+/[0-9]+/[^/]+",
             "__warmup-broker-[0-9]+/[0-9]+/[^/]+"));
     static final java.util.regex.Pattern DIRECTORIES = java.util.regex.Pattern.compile(String.join("|",

@@ -2,6 +2,7 @@ package dev.kaas.broker.group;
 
 import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Disk;
+import dev.kaas.common.fs.EpochFence;
 import dev.kaas.common.fs.IdFileNames;
 import dev.kaas.common.fs.Json;
 import java.io.IOException;
@@ -45,6 +46,7 @@ public final class GroupFiles implements GroupStore {
     private final int epoch;
     private final int broker;
     private final Disk disk;
+    private final EpochFence fence;
 
     public GroupFiles(Path dataDir, int slot, int epoch, int broker) {
         this(dataDir, slot, epoch, broker, Disk.SYSTEM);
@@ -56,16 +58,22 @@ public final class GroupFiles implements GroupStore {
         this.dir = dataDir.resolve("__cluster").resolve("groups").resolve(String.format("slot-%02d", slot));
         this.epoch = epoch;
         this.broker = broker;
+        this.fence = new EpochFence(disk, dir, "fence", b -> {
+            try {
+                Fence f = Json.read(b, Fence.class);
+                return new EpochFence.Holder(f.epoch(), f.broker());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
-    /** Takeover, step one: the fence with our epoch. Refuses when a newer owner already fenced. */
+    /** Takeover, step one: the fence with our epoch (a file per epoch, see EpochFence). Refuses when a newer owner already fenced. */
     public void acquire() throws IOException {
         Files.createDirectories(dir);
-        Fence current = readFence();
-        if (current != null && current.epoch() > epoch) {
-            throw new NotCoordinatorException("group slot fenced at epoch " + current.epoch() + " > " + epoch);
+        if (!fence.claim(epoch, broker)) {
+            throw new NotCoordinatorException("group slot fenced by " + fence.holder() + ", newer than epoch " + epoch);
         }
-        AtomicFiles.write(disk, dir.resolve("fence"), Json.bytes(new Fence(epoch, broker)));
     }
 
     @Override
@@ -131,14 +139,8 @@ public final class GroupFiles implements GroupStore {
     }
 
     private void checkFence() throws IOException {
-        Fence f = readFence();
-        if (f == null || f.epoch() != epoch || f.broker() != broker) {
-            throw new NotCoordinatorException("group slot taken over (fence " + f + ", ours " + epoch + ")");
+        if (!fence.holds(epoch, broker)) {
+            throw new NotCoordinatorException("group slot taken over (fence " + fence.holder() + ", ours " + epoch + ")");
         }
-    }
-
-    private Fence readFence() throws IOException {
-        var bytes = AtomicFiles.read(dir.resolve("fence"));
-        return bytes.isEmpty() ? null : Json.read(bytes.get(), Fence.class);
     }
 }

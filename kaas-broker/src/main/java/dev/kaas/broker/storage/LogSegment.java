@@ -172,6 +172,8 @@ final class LogSegment implements AutoCloseable {
         long expected = anchored ? anchor : baseOffset;
         ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
         boolean first = true;
+        long sinceEntry = 0;
+        long tailMaxTimestamp = -1;
         while (pos + BatchHeader.SIZE <= fileSize) {
             header.clear();
             readFully(header, pos);
@@ -183,11 +185,23 @@ final class LogSegment implements AutoCloseable {
                     || base < expected || BatchHeader.lastOffsetDelta(header, 0) < 0 || BatchHeader.lastOffset(header, 0) >= endOffset) {
                 return false;
             }
+            if (!first) {
+                sinceEntry += total;
+                // The writer adds an entry every index.interval.bytes: a tail this long without one means a
+                // partial index (indexes are not fsynced; a power loss can leave one short or empty).
+                if (sinceEntry >= indexIntervalBytes) {
+                    return false;
+                }
+            }
+            tailMaxTimestamp = Math.max(tailMaxTimestamp, BatchHeader.maxTimestamp(header, 0));
             expected = BatchHeader.lastOffset(header, 0) + 1;
             pos += total;
             first = false;
         }
-        if (pos != fileSize) {
+        if (pos != fileSize || (fileSize > 0 && !anchored)) {
+            return false;
+        }
+        if (tailMaxTimestamp >= 0 && (timeIndex.entries() == 0 || tailMaxTimestamp > timeIndex.floorKey(Long.MAX_VALUE))) {
             return false;
         }
         size = fileSize;

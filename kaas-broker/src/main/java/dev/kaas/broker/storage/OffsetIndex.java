@@ -137,8 +137,10 @@ final class OffsetIndex implements AutoCloseable {
 
     /** Position of the last entry whose key is {@code <= key}, or 0 when there is none. */
     int floorPosition(long key) {
+        // size before entries: a grow publishes the new arrays first, so the size read is never past them.
+        int n = size;
         Entries e = entries;
-        int found = floor(e, size, key);
+        int found = floor(e, n, key);
         return found < 0 ? 0 : e.positions()[found];
     }
 
@@ -163,8 +165,9 @@ final class OffsetIndex implements AutoCloseable {
 
     /** Key of the last entry whose key is {@code <= key}, or {@code Long.MIN_VALUE} when there is none. */
     long floorKey(long key) {
+        int n = size;
         Entries e = entries;
-        int found = floor(e, size, key);
+        int found = floor(e, n, key);
         return found < 0 ? Long.MIN_VALUE : e.keys()[found];
     }
 

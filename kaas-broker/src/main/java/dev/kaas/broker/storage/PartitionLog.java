@@ -2,6 +2,7 @@ package dev.kaas.broker.storage;
 
 import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Disk;
+import dev.kaas.common.fs.EpochFence;
 import dev.kaas.common.fs.Json;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -40,7 +41,8 @@ import org.jboss.logging.Logger;
  * <p>Directory {@code <data>/<topic>-<topicId>/<partition>/}:
  * <pre>
  * {epoch:08x}-{baseOffset:020d}.log|.index|.timeindex  segments (see {@link LogSegment})
- * leader-epoch                 the fence: {"leaderEpoch":n,"broker":id}; written first on takeover
+ * leader-epoch-{epoch:08x}     the fence, one file per epoch: {"epoch":n,"owner":broker}; written first on
+ *                              takeover, the highest epoch holds it (see EpochFence; older kaas: one file "leader-epoch")
  * manifest.json                topic, topic ID, partition, log start offset
  * recovery-checkpoint          offset below which every byte is known flushed and valid
  * producer-state.json          idempotent-producer window as of an offset (snapshot)
@@ -100,6 +102,7 @@ public final class PartitionLog {
     private final LongSupplier clock;
     private final Executor flushExecutor;
     private final Disk disk;
+    private final EpochFence fence;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateTable producers = new ProducerStateTable();
 
@@ -122,6 +125,10 @@ public final class PartitionLog {
     private PartitionLog(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId, LogConfig config,
                          LongSupplier clock, Executor flushExecutor, Disk disk) {
         this.disk = disk;
+        this.fence = new EpochFence(disk, dir, FENCE, b -> {
+            Fence f = readJson(b, Fence.class);
+            return new EpochFence.Holder(f.leaderEpoch(), f.broker());
+        });
         this.dir = dir;
         this.tp = tp;
         this.topicId = topicId;
@@ -165,23 +172,15 @@ public final class PartitionLog {
     }
 
     /**
-     * Puts this epoch into the fence, and reads it back until it stays there: an opener with an
-     * older epoch that read the fence before this write may still overwrite it once, and the
-     * newest epoch must win before anyone recovers. Throws when a newer epoch holds the fence.
+     * Claims the partition's fence for this epoch (a file per epoch, see {@link EpochFence}: a
+     * paused opener with an older epoch cannot take it back). Throws when a newer epoch holds it.
      */
     private void writeFence() throws IOException {
-        for (int attempt = 0; attempt < 10; attempt++) {
-            Fence current = readFence();
-            if (current != null && current.leaderEpoch() > leaderEpoch) {
-                throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + current.leaderEpoch()
-                        + ", newer than " + leaderEpoch);
-            }
-            if (current != null && current.leaderEpoch() == leaderEpoch && current.broker() == brokerId && attempt > 0) {
-                return;
-            }
-            AtomicFiles.write(disk, dir.resolve(FENCE), Json.bytes(new Fence(leaderEpoch, brokerId)));
+        if (!fence.claim(leaderEpoch, brokerId)) {
+            EpochFence.Holder h = fence.holder();
+            throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + (h == null ? "?" : h.epoch())
+                    + ", newer than " + leaderEpoch);
         }
-        throw new NotLeaderOrFollowerException("partition " + tp + ": the fence for epoch " + leaderEpoch + " did not settle");
     }
 
     /**
@@ -586,15 +585,10 @@ public final class PartitionLog {
 
     /** Re-reads the fence from the volume; a newer epoch there means this log was taken over. */
     private void checkFence() throws IOException {
-        Fence f = readFence();
-        if (f == null || f.leaderEpoch() != leaderEpoch || f.broker() != brokerId) {
+        if (!fence.holds(leaderEpoch, brokerId)) {
             fenced = true;
             throw notLeader();
         }
-    }
-
-    private Fence readFence() throws IOException {
-        return AtomicFiles.read(dir.resolve(FENCE)).map(b -> readJson(b, Fence.class)).orElse(null);
     }
 
     private NotLeaderOrFollowerException notLeader() {

@@ -154,12 +154,17 @@ final class RecordValidator {
         @Override
         public abstract void close() throws IOException;
 
+        /** Zig-zag varint, at most 5 bytes, high bits of the 5th dropped: exactly what the clients' {@code ByteUtils} accepts. */
         final int varint() throws IOException {
-            long v = varlong();
-            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-                throw new InvalidRecordException("varint out of range");
+            int raw = 0;
+            for (int i = 0; i < 5; i++) {
+                int x = readByte();
+                raw |= (x & 0x7f) << (7 * i);
+                if ((x & 0x80) == 0) {
+                    return (raw >>> 1) ^ -(raw & 1);
+                }
             }
-            return (int) v;
+            throw new InvalidRecordException("varint longer than 5 bytes");
         }
 
         /** Zig-zag varlong, at most 10 bytes (Kafka's {@code ByteUtils} format). */

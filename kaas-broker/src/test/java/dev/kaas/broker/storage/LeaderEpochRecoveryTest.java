@@ -178,6 +178,34 @@ class LeaderEpochRecoveryTest {
     }
 
     @Test
+    void anOlderOpenerPausedAcrossANewerTakeoverCannotTakeTheFenceBack() throws Exception {
+        PowerLossDisk disk = new PowerLossDisk();
+        PartitionLog epoch1 = open(1, disk, Map.of());
+        assertThat(appendAcked(epoch1, "A")).isTrue();
+        // Epoch 2's opener has read the fence (epoch 1) and is writing its own when epoch 3 takes over completely.
+        java.util.concurrent.atomic.AtomicReference<PartitionLog> epoch3 = new java.util.concurrent.atomic.AtomicReference<>();
+        disk.beforeForce(name -> {
+            if (name.startsWith(".leader-epoch-00000002") && epoch3.get() == null) {
+                try {
+                    epoch3.set(open(3, disk, Map.of()));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> open(2, disk, Map.of()))
+                .isInstanceOf(org.apache.kafka.common.errors.NotLeaderOrFollowerException.class);
+        disk.beforeForce(name -> { });
+        assertThat(epoch3.get()).isNotNull();
+        assertThat(appendAcked(epoch3.get(), "B")).as("the newest owner keeps the fence").isTrue();
+        zombieAppends(epoch1, "late");
+
+        PartitionLog epoch4 = open(4, disk, Map.of());
+        assertThat(served(epoch4)).containsExactly("0:A", "1:B");
+    }
+
+    @Test
     void anEmptySuccessorSegmentStillEndsTheDeposedEpoch() throws Exception {
         PowerLossDisk disk = new PowerLossDisk();
         PartitionLog epoch0 = open(0, disk, Map.of());

@@ -191,6 +191,28 @@ class PartitionLogTest {
     }
 
     @Test
+    void indexesLeftShortByAPowerLossAreRebuiltNotTrusted() throws Exception {
+        // Indexes are never fsynced: after a power loss a sealed segment's index files can exist and be empty.
+        dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+        Map<String, String> small = Map.of("segment.bytes", "400", "index.interval.bytes", "100");
+        PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(small), clock::get, flusher, disk);
+        for (int i = 0; i < 30; i++) {
+            SimpleRecord r = new SimpleRecord(1_700_000_000_000L + i * 1000L, ("v" + i).getBytes(StandardCharsets.UTF_8));
+            appendDurably(log, MemoryRecords.withRecords(CompressionType.NONE, r));
+        }
+        log.close();
+        disk.powerLoss();
+
+        PartitionLog reopened = open(1, small);
+        assertThat(reopened.segmentCount()).isGreaterThan(3);
+        for (int i = 0; i < 30; i++) {
+            assertThat(reopened.offsetForTimestamp(1_700_000_000_000L + i * 1000L, 30))
+                    .as("ListOffsets by timestamp of record %d", i).map(PartitionLog.TimestampAndOffset::offset).contains((long) i);
+            assertThat(values(reopened.read(i, 1, true, 30)).get(0)).startsWith(i + ":");
+        }
+    }
+
+    @Test
     void rollsSegmentsByAge() throws Exception {
         PartitionLog log = open(0, Map.of("segment.ms", "1000"));
         appendDurably(log, batch("a"));

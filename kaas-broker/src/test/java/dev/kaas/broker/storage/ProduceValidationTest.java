@@ -227,6 +227,33 @@ class ProduceValidationTest {
         assertThat(servedAfterRestart(log, Map.of())).isEmpty();
     }
 
+    /** One record: no key, value "v", then the header count encoded as {@code headerCount} (a zero, padded or not). */
+    private static MemoryRecords rawBatch(byte[] headerCount) {
+        byte[] body = new byte[5 + 1 + headerCount.length];
+        ByteBuffer r = ByteBuffer.wrap(body);
+        r.put((byte) 0).put((byte) 0).put((byte) 0).put((byte) 1).put((byte) 2).put((byte) 'v').put(headerCount);
+        ByteBuffer b = ByteBuffer.allocate(61 + 1 + body.length);
+        b.putLong(0).putInt(b.capacity() - 12).putInt(0).put((byte) 2).putInt(0).putShort((short) 0).putInt(0)
+                .putLong(NOW).putLong(NOW).putLong(-1).putShort((short) -1).putInt(-1).putInt(1);
+        b.put((byte) (body.length << 1)).put(body).flip();
+        return MemoryRecords.readableRecords(reCrc(b));
+    }
+
+    @Test
+    void varintsAreReadExactlyAsTheClientsReadThem() throws Exception {
+        PartitionLog log = open(Map.of());
+        // Five bytes, the last without a continuation bit: kafka-clients' ByteUtils accepts it, so do we.
+        appendDurably(log, rawBatch(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0}));
+        // Six bytes: the clients' decoder throws on the fifth continuation bit; a consumer could never read past it.
+        assertRefusedAndNothingWritten(log, rawBatch(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0}),
+                InvalidRecordException.class);
+        for (RecordBatch b : log.read(0, 1 << 20, true, log.highWatermark()).batches()) {
+            for (Record r : b) {
+                assertThat(r.headers()).isEmpty();
+            }
+        }
+    }
+
     @Test
     void everyRecordTimestampIsChecked() throws Exception {
         PartitionLog log = open(Map.of("message.timestamp.before.max.ms", "3600000"));
