@@ -374,9 +374,11 @@ public final class PartitionLog {
             if (batch.magic() < RecordBatch.MAGIC_VALUE_V2) {
                 throw new UnsupportedForMessageFormatException("kaas stores only v2 record batches, got magic " + batch.magic());
             }
-            if (batch.sizeInBytes() > config.maxMessageBytes()) {
+            // Recovery refuses batches over MAX_BATCH_BYTES, so none may be acknowledged, whatever max.message.bytes says.
+            int maxBytes = Math.min(config.maxMessageBytes(), LogSegment.MAX_BATCH_BYTES);
+            if (batch.sizeInBytes() > maxBytes) {
                 throw new RecordTooLargeException("The record batch size in the append to " + tp + " is " + batch.sizeInBytes()
-                        + " bytes which exceeds the maximum configured value of " + config.maxMessageBytes() + ".");
+                        + " bytes which exceeds the maximum configured value of " + maxBytes + ".");
             }
             try {
                 batch.ensureValid();
