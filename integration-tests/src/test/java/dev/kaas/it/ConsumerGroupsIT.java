@@ -337,7 +337,7 @@ class ConsumerGroupsIT {
 
     /*
      * The data directory's layout, as far as group ids could reach it: __cluster holds a fixed set of names,
-     * group files are only slot-NN/fence-<epoch> and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
+     * group files are only slot-NN/fence, slot-NN/fences/<epoch> and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
      * top is a partition directory (<topic>-<topic id>/<partition>/files) or a broker's warm-up directory.
      * Atomic writes may leave a hidden .<name>.tmp-<uuid> for a moment.
      */
@@ -346,12 +346,12 @@ class ConsumerGroupsIT {
             "__cluster/(assignment\\.json|controller\\.lock|controller\\.lease|cluster\\.id)",
             "__cluster/catalog/topics\\.json",
             "__cluster/producer_ids/next-block\\.json",
-            "__cluster/groups/slot-[0-9]{2}/(fence-[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
-            "(?!__)[a-zA-Z0-9._-]+/[0-9]+/[^/]+",
-            "__warmup-broker-[0-9]+/[0-9]+/[^/]+"));
+            "__cluster/groups/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
+            "(?!__)[a-zA-Z0-9._-]+/[0-9]+/(leader-epochs/)?[^/]+",
+            "__warmup-broker-[0-9]+/[0-9]+/(leader-epochs/)?[^/]+"));
     static final java.util.regex.Pattern DIRECTORIES = java.util.regex.Pattern.compile(String.join("|",
-            "", "__cluster", "__cluster/(catalog|producer_ids|groups)", "__cluster/groups/slot-[0-9]{2}",
-            "(?!__)[a-zA-Z0-9._-]+(/[0-9]+)?", "__warmup-broker-[0-9]+(/[0-9]+)?"));
+            "", "__cluster", "__cluster/(catalog|producer_ids|groups)", "__cluster/groups/slot-[0-9]{2}(/fences)?",
+            "(?!__)[a-zA-Z0-9._-]+(/[0-9]+(/leader-epochs)?)?", "__warmup-broker-[0-9]+(/[0-9]+(/leader-epochs)?)?"));
 
     static List<String> outsideTheLayout(Path dataDir) throws Exception {
         try (var all = Files.walk(dataDir)) {

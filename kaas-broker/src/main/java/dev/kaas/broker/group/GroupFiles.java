@@ -21,7 +21,9 @@ import org.jboss.logging.Logger;
  * Committed offsets of one group slot on the shared volume, fenced by the slot epoch.
  *
  * <pre>
- * __cluster/groups/slot-NN/fence                         {"epoch":e,"broker":b}, written first on takeover
+ * __cluster/groups/slot-NN/fences/{epoch:08x}            {"epoch":e,"owner":b}, one per epoch, written first on
+ *                                                         takeover; the highest holds the slot (EpochFence)
+ * __cluster/groups/slot-NN/fence                         the same holder in the form older kaas versions read
  * __cluster/groups/slot-NN/{encodedGroupId}.{epoch:08x}.json   {"groupId":…,"protocolType":…,"offsets":[…]}
  * </pre>
  *
@@ -65,14 +67,16 @@ public final class GroupFiles implements GroupStore {
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
-        });
+        }, h -> Json.bytes(new Fence((int) h.epoch(), h.owner())));
     }
 
     /** Takeover, step one: the fence with our epoch (a file per epoch, see EpochFence). Refuses when a newer owner already fenced. */
     public void acquire() throws IOException {
         Files.createDirectories(dir);
-        if (!fence.claim(epoch, broker)) {
-            throw new NotCoordinatorException("group slot fenced by " + fence.holder() + ", newer than epoch " + epoch);
+        EpochFence.Holder refused = fence.claim(epoch, broker);
+        if (refused != null) {
+            throw new NotCoordinatorException("group slot held by epoch " + refused.epoch() + " of broker " + refused.owner()
+                    + "; ours is epoch " + epoch);
         }
     }
 
@@ -140,7 +144,7 @@ public final class GroupFiles implements GroupStore {
 
     private void checkFence() throws IOException {
         if (!fence.holds(epoch, broker)) {
-            throw new NotCoordinatorException("group slot taken over (fence " + fence.holder() + ", ours " + epoch + ")");
+            throw new NotCoordinatorException("group slot taken over (ours was epoch " + epoch + ")");
         }
     }
 }

@@ -16,8 +16,8 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>File format ({@code .index} / {@code .timeindex}): a sequence of 12-byte entries
  * {@code key:int64, position:int32}, big-endian. Entries live in memory; the file is written
- * whole when the segment is sealed or closed ({@link #persist}) and never fsynced: it is derivable
- * from the log and rebuilt when it disagrees with it. Holding no file open is what keeps a
+ * whole (and forced) when the segment is sealed or closed ({@link #persist}), never on the append
+ * path: it is derivable from the log and rebuilt when it is missing or disagrees with it. Holding no file open is what keeps a
  * partition at one descriptor per segment, as Apache (issue: descriptors per partition).
  *
  * <p>Threading: one appender (the partition's serial executor), any number of concurrent readers.
@@ -84,7 +84,10 @@ final class OffsetIndex implements AutoCloseable {
         addInMemory(key, position);
     }
 
-    /** Writes the whole index to its file when it changed since the last write. Not fsynced: rebuildable. */
+    /**
+     * Writes the whole index to its file when it changed since the last write, and forces it: once a
+     * segment is sealed, a power loss leaves its index whole or missing (then rebuilt), never short.
+     */
     void persist() throws IOException {
         int n = size;
         if (n == persisted) {
@@ -100,6 +103,7 @@ final class OffsetIndex implements AutoCloseable {
             while (b.hasRemaining()) {
                 ch.write(b);
             }
+            ch.force(true);
         }
         persisted = n;
     }

@@ -41,8 +41,9 @@ import org.jboss.logging.Logger;
  * <p>Directory {@code <data>/<topic>-<topicId>/<partition>/}:
  * <pre>
  * {epoch:08x}-{baseOffset:020d}.log|.index|.timeindex  segments (see {@link LogSegment})
- * leader-epoch-{epoch:08x}     the fence, one file per epoch: {"epoch":n,"owner":broker}; written first on
- *                              takeover, the highest epoch holds it (see EpochFence; older kaas: one file "leader-epoch")
+ * leader-epochs/{epoch:08x}    the fence, one file per epoch: {"epoch":n,"owner":broker}; written first on
+ *                              takeover, the highest epoch holds it (see EpochFence)
+ * leader-epoch                 the same holder in the single-file form older kaas versions read
  * manifest.json                topic, topic ID, partition, log start offset
  * recovery-checkpoint          offset below which every byte is known flushed and valid
  * producer-state.json          idempotent-producer window as of an offset (snapshot)
@@ -128,7 +129,7 @@ public final class PartitionLog {
         this.fence = new EpochFence(disk, dir, FENCE, b -> {
             Fence f = readJson(b, Fence.class);
             return new EpochFence.Holder(f.leaderEpoch(), f.broker());
-        });
+        }, h -> Json.bytes(new Fence((int) h.epoch(), h.owner())));
         this.dir = dir;
         this.tp = tp;
         this.topicId = topicId;
@@ -176,10 +177,10 @@ public final class PartitionLog {
      * paused opener with an older epoch cannot take it back). Throws when a newer epoch holds it.
      */
     private void writeFence() throws IOException {
-        if (!fence.claim(leaderEpoch, brokerId)) {
-            EpochFence.Holder h = fence.holder();
-            throw new NotLeaderOrFollowerException("partition " + tp + " is fenced at epoch " + (h == null ? "?" : h.epoch())
-                    + ", newer than " + leaderEpoch);
+        EpochFence.Holder refused = fence.claim(leaderEpoch, brokerId);
+        if (refused != null) {
+            throw new NotLeaderOrFollowerException("partition " + tp + " is fenced by epoch " + refused.epoch()
+                    + " of broker " + refused.owner() + "; this broker's epoch is " + leaderEpoch);
         }
     }
 

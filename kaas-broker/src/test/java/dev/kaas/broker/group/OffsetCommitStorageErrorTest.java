@@ -74,7 +74,7 @@ class OffsetCommitStorageErrorTest {
     @Test
     void writeAfterATakeoverIsNotCoordinator() throws Exception {
         // Given another broker fenced the slot with a newer epoch
-        Files.writeString(slotDir.resolve("fence-00000001"), "{\"epoch\":1,\"owner\":2}");
+        Files.writeString(slotDir.resolve("fences").resolve("00000001"), "{\"epoch\":1,\"owner\":2}");
 
         // When / Then
         assertThat(commit()).isEqualTo(Errors.NOT_COORDINATOR);

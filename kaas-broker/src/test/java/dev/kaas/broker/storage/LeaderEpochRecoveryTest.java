@@ -185,7 +185,7 @@ class LeaderEpochRecoveryTest {
         // Epoch 2's opener has read the fence (epoch 1) and is writing its own when epoch 3 takes over completely.
         java.util.concurrent.atomic.AtomicReference<PartitionLog> epoch3 = new java.util.concurrent.atomic.AtomicReference<>();
         disk.beforeForce(name -> {
-            if (name.startsWith(".leader-epoch-00000002") && epoch3.get() == null) {
+            if (name.startsWith(".00000002.tmp") && epoch3.get() == null) {
                 try {
                     epoch3.set(open(3, disk, Map.of()));
                 } catch (IOException e) {

@@ -7,14 +7,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * The fence of state that has one writer per epoch (a partition's leader, a coordinator slot's
- * owner): one file per epoch, {@code <name>-<epoch:08x>}, written once (temp + fsync + rename +
- * directory fsync) and never by another epoch. The holder is the owner named in the highest
- * epoch's file.
+ * owner): one file per epoch, {@code <name>s/<epoch:08x>} (a directory of its own, so the check
+ * every acknowledgement makes lists a handful of names, not the state's files), written once
+ * (temp + fsync + rename + directory fsync) and never by another epoch. The holder is the owner
+ * named in the highest epoch's file.
  *
  * <p>Why not one file rewritten by each new owner: an opener that read an older fence and then
  * paused would, on resuming, write its older epoch back over a newer one, and both could pass
@@ -30,39 +30,57 @@ public final class EpochFence {
     public record Holder(long epoch, int owner) {
     }
 
+    private static final Pattern EPOCH = Pattern.compile("[0-9a-f]{8}");
+
     private final Disk disk;
+    private final Path parent;
     private final Path dir;
-    private final String name;
-    private final Pattern pattern;
-    private final Function<byte[], Holder> legacy;
+    private final Path legacyFile;
+    private final Function<byte[], Holder> legacyReader;
+    private final Function<Holder, byte[]> legacyWriter;
 
     /**
-     * @param legacy reads the single fence file {@code name} that older kaas versions rewrote in place (null: none)
+     * @param legacyReader reads the single fence file {@code name} that older kaas versions rewrote in place
+     * @param legacyWriter writes it: kept up to date with each claim, so an older kaas binary still
+     *                     running against the same volume (a rolling upgrade) sees the newest epoch
      */
-    public EpochFence(Disk disk, Path dir, String name, Function<byte[], Holder> legacy) {
+    public EpochFence(Disk disk, Path parent, String name, Function<byte[], Holder> legacyReader,
+                      Function<Holder, byte[]> legacyWriter) {
         this.disk = disk;
-        this.dir = dir;
-        this.name = name;
-        this.pattern = Pattern.compile(Pattern.quote(name) + "-([0-9a-f]{8})");
-        this.legacy = legacy;
+        this.parent = parent;
+        this.dir = parent.resolve(name + "s");
+        this.legacyFile = parent.resolve(name);
+        this.legacyReader = legacyReader;
+        this.legacyWriter = legacyWriter;
     }
 
     private Path fileOf(long epoch) {
-        return dir.resolve(String.format("%s-%08x", name, epoch));
+        return dir.resolve(String.format("%08x", epoch));
     }
 
-    /** Claims the fence for {@code epoch}; false (and nothing owned) when a newer epoch holds it. */
-    public boolean claim(long epoch, int owner) throws IOException {
+    /**
+     * Claims the fence for {@code epoch}.
+     *
+     * @return null when claimed; otherwise the holder that refused it (a newer epoch, or the same
+     *         epoch claimed by another owner)
+     */
+    public Holder claim(long epoch, int owner) throws IOException {
         Holder current = holder();
         if (current != null && current.epoch() > epoch) {
-            return false;
+            return current;
+        }
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            java.nio.file.Files.createDirectories(dir);
+            disk.fsyncDirectory(parent);
         }
         AtomicFiles.write(disk, fileOf(epoch), Json.bytes(new Holder(epoch, owner)));
-        if (!holds(epoch, owner)) {
-            return false;
+        Holder after = holder();
+        if (after == null || after.epoch() != epoch || after.owner() != owner) {
+            return after == null ? new Holder(-1, -1) : after;
         }
+        AtomicFiles.write(disk, legacyFile, legacyWriter.apply(after));
         prune(epoch);
-        return true;
+        return null;
     }
 
     /** True when the highest epoch's file names {@code epoch} and {@code owner}: read fresh from the volume. */
@@ -76,13 +94,13 @@ public final class EpochFence {
         long newest = -1;
         try (var files = Files.list(dir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
-                Matcher m = pattern.matcher(p.getFileName().toString());
-                if (m.matches()) {
-                    newest = Math.max(newest, Long.parseLong(m.group(1), 16));
+                String n = p.getFileName().toString();
+                if (EPOCH.matcher(n).matches()) {
+                    newest = Math.max(newest, Long.parseLong(n, 16));
                 }
             }
         } catch (NoSuchFileException e) {
-            return null;
+            // No claim under this version yet: only the legacy file can say anything.
         }
         Holder h = null;
         if (newest >= 0) {
@@ -91,13 +109,11 @@ public final class EpochFence {
                 h = Json.read(bytes.get(), Holder.class);
             }
         }
-        if (legacy != null) {
-            var old = AtomicFiles.read(dir.resolve(name));
-            if (old.isPresent()) {
-                Holder l = legacy.apply(old.get());
-                if (h == null || l.epoch() > h.epoch()) {
-                    h = l;
-                }
+        var old = AtomicFiles.read(legacyFile);
+        if (old.isPresent()) {
+            Holder l = legacyReader.apply(old.get());
+            if (h == null || l.epoch() > h.epoch()) {
+                h = l;
             }
         }
         return h;
@@ -108,14 +124,11 @@ public final class EpochFence {
         List<Path> older = new ArrayList<>();
         try (var files = Files.list(dir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
-                Matcher m = pattern.matcher(p.getFileName().toString());
-                if (m.matches() && Long.parseLong(m.group(1), 16) < epoch) {
+                String n = p.getFileName().toString();
+                if (EPOCH.matcher(n).matches() && Long.parseLong(n, 16) < epoch) {
                     older.add(p);
                 }
             }
-        }
-        if (legacy != null) {
-            older.add(dir.resolve(name));
         }
         for (Path p : older) {
             disk.delete(p);
