@@ -1,6 +1,7 @@
 package dev.kaas.common.cluster;
 
 import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Disk;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.TopicSpec;
@@ -43,8 +44,10 @@ public final class StandaloneMetadata implements ClusterMetadata {
     private final FileChannel lockChannel;
     private final FileLock processLock;
     private final Path leaseFile;
+    private final Disk disk;
 
-    private StandaloneMetadata(Path clusterDir, FileChannel lockChannel, FileLock processLock) {
+    private StandaloneMetadata(Path clusterDir, FileChannel lockChannel, FileLock processLock, Disk disk) {
+        this.disk = disk;
         this.clusterDir = clusterDir;
         this.lockChannel = lockChannel;
         this.processLock = processLock;
@@ -57,6 +60,11 @@ public final class StandaloneMetadata implements ClusterMetadata {
      * @throws IllegalStateException if another controller (process, or binding in this process) has it open
      */
     public static StandaloneMetadata open(Path dataDir) throws IOException {
+        return open(dataDir, Disk.SYSTEM);
+    }
+
+    /** As {@link #open(Path)}, writing through {@code disk} (the durability tests' seam). */
+    public static StandaloneMetadata open(Path dataDir, Disk disk) throws IOException {
         Path clusterDir = dataDir.toAbsolutePath().resolve("__cluster");
         Files.createDirectories(clusterDir);
         FileChannel channel = FileChannel.open(clusterDir.resolve("controller.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -70,7 +78,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
             channel.close();
             throw new IllegalStateException("another kaas controller is already running on data directory " + dataDir);
         }
-        return new StandaloneMetadata(clusterDir, channel, lock);
+        return new StandaloneMetadata(clusterDir, channel, lock, disk);
     }
 
     public Path clusterDir() {
@@ -101,7 +109,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
                         transitions++;
                     }
                     LeaseRecord next = new LeaseRecord(holder, nowMs + durationMs, transitions);
-                    AtomicFiles.write(leaseFile, Json.bytes(next));
+                    AtomicFiles.write(disk, leaseFile, Json.bytes(next));
                     return next;
                 }
             }
@@ -111,7 +119,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
                 synchronized (StandaloneMetadata.this) {
                     LeaseRecord current = readLease();
                     if (current != null && holder.equals(current.holder())) {
-                        AtomicFiles.write(leaseFile, Json.bytes(new LeaseRecord(null, 0, current.transitions())));
+                        AtomicFiles.write(disk, leaseFile, Json.bytes(new LeaseRecord(null, 0, current.transitions())));
                     }
                 }
             }
@@ -150,7 +158,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
             public void store(long leaseEpoch, List<TopicSpec> topics) throws IOException {
                 synchronized (StandaloneMetadata.this) {
                     checkEpoch(leaseEpoch, "the topic catalog");
-                    AtomicFiles.write(file, Json.bytes(new CatalogFile(topics)));
+                    AtomicFiles.write(disk, file, Json.bytes(new CatalogFile(topics)));
                 }
             }
         };
@@ -170,7 +178,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
             public void store(long leaseEpoch, String json) throws IOException {
                 synchronized (StandaloneMetadata.this) {
                     checkEpoch(leaseEpoch, "the assignment");
-                    AtomicFiles.write(file, json.getBytes(StandardCharsets.UTF_8));
+                    AtomicFiles.write(disk, file, json.getBytes(StandardCharsets.UTF_8));
                 }
             }
         };
@@ -188,7 +196,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
                 var bytes = AtomicFiles.read(file);
                 long start = bytes.isEmpty() ? 0 : Json.read(bytes.get(), NextBlock.class).nextBlockStart();
                 // Durable before handed out: a crash after this line wastes a block, never reuses one.
-                AtomicFiles.write(file, Json.bytes(new NextBlock(start + ProducerIdStore.BLOCK_SIZE)));
+                AtomicFiles.write(disk, file, Json.bytes(new NextBlock(start + ProducerIdStore.BLOCK_SIZE)));
                 return start;
             }
         };
@@ -203,7 +211,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
         }
         checkEpoch(leaseEpoch, "the cluster id");
         String id = Uuid.randomUuid().toString();
-        AtomicFiles.write(file, (id + "\n").getBytes(StandardCharsets.UTF_8));
+        AtomicFiles.write(disk, file, (id + "\n").getBytes(StandardCharsets.UTF_8));
         return id;
     }
 }

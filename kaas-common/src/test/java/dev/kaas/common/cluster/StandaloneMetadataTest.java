@@ -48,6 +48,47 @@ class StandaloneMetadataTest {
     }
 
     @Test
+    void aCatalogOrAssignmentWriteCutByPowerLossLeavesTheOldOrTheNewFile() throws Exception {
+        TopicSpec t2 = new TopicSpec("t2", "BBBBBBBBBBBBBBBBBBBBBB", 1, null);
+        int cuts = 0;
+        for (int step = 0; step < 30; step++) {
+            Path dir = data.resolve("cut-" + step);
+            dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+            boolean returned;
+            try (StandaloneMetadata m = StandaloneMetadata.open(dir, disk)) {
+                long epoch = m.lease().acquireOrRenew("a", 1000, 5000).transitions();
+                m.topics().store(epoch, List.of(T));
+                m.assignments().store(epoch, "{\"v\":1}");
+                disk.losePowerAfter(step);
+                try {
+                    m.topics().store(epoch, List.of(T, t2));
+                    m.assignments().store(epoch, "{\"v\":2}");
+                    returned = true;
+                } catch (Exception e) {
+                    returned = false;
+                }
+                if (disk.lostPower()) {
+                    cuts++;
+                } else {
+                    disk.powerLoss();
+                }
+            }
+            try (StandaloneMetadata m = StandaloneMetadata.open(dir)) {
+                List<TopicSpec> topics = m.topics().topics();
+                String assignment = Files.readString(m.clusterDir().resolve("assignment.json"));
+                assertThat(topics).as("catalog after a loss at step %d", step).isIn(List.of(T), List.of(T, t2));
+                assertThat(assignment).as("assignment after a loss at step %d", step).isIn("{\"v\":1}", "{\"v\":2}");
+                if (returned) {
+                    assertThat(topics).containsExactly(T, t2);
+                    assertThat(assignment).isEqualTo("{\"v\":2}");
+                }
+                assertThat(m.lease().acquireOrRenew("b", 100_000, 5000).holder()).as("the lease file is readable").isEqualTo("b");
+            }
+        }
+        assertThat(cuts).isGreaterThan(5);
+    }
+
+    @Test
     void theDataDirectoryIsHeldByOneBindingAtATime() throws Exception {
         StandaloneMetadata first = StandaloneMetadata.open(data);
         assertThatThrownBy(() -> StandaloneMetadata.open(data)).isInstanceOf(IllegalStateException.class)
