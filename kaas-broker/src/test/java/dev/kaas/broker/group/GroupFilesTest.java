@@ -52,19 +52,8 @@ class GroupFilesTest {
             GroupFiles owner = new GroupFiles(dir, 7, 1, 1, disk);
             owner.acquire();
             owner.save(group("g", 10));
-            disk.losePowerAfter(step);
-            boolean returned;
-            try {
-                owner.save(group("g", 11));
-                returned = true;
-            } catch (Exception e) {
-                returned = false;
-            }
-            if (disk.lostPower()) {
-                cuts++;
-            } else {
-                disk.powerLoss();
-            }
+            boolean returned = disk.cutAfter(step, () -> owner.save(group("g", 11)));
+            cuts += returned ? 0 : 1;
 
             GroupFiles next = new GroupFiles(dir, 7, 2, 2);
             next.acquire();

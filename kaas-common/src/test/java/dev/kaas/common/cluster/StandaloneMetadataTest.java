@@ -59,19 +59,11 @@ class StandaloneMetadataTest {
                 long epoch = m.lease().acquireOrRenew("a", 1000, 5000).transitions();
                 m.topics().store(epoch, List.of(T));
                 m.assignments().store(epoch, "{\"v\":1}");
-                disk.losePowerAfter(step);
-                try {
+                returned = disk.cutAfter(step, () -> {
                     m.topics().store(epoch, List.of(T, t2));
                     m.assignments().store(epoch, "{\"v\":2}");
-                    returned = true;
-                } catch (Exception e) {
-                    returned = false;
-                }
-                if (disk.lostPower()) {
-                    cuts++;
-                } else {
-                    disk.powerLoss();
-                }
+                });
+                cuts += returned ? 0 : 1;
             }
             try (StandaloneMetadata m = StandaloneMetadata.open(dir)) {
                 List<TopicSpec> topics = m.topics().topics();

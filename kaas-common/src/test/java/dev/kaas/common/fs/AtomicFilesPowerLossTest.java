@@ -41,20 +41,8 @@ class AtomicFilesPowerLossTest {
             Path target = dir.resolve("catalog.json");
             PowerLossDisk disk = new PowerLossDisk();
             AtomicFiles.write(disk, target, utf8("old"));
-            disk.losePowerAfter(step);
-
-            boolean returned;
-            try {
-                AtomicFiles.write(disk, target, utf8("new"));
-                returned = true;
-            } catch (Exception e) {
-                returned = false;
-            }
-            if (!disk.lostPower()) {
-                disk.powerLoss();
-            } else {
-                cuts++;
-            }
+            boolean returned = disk.cutAfter(step, () -> AtomicFiles.write(disk, target, utf8("new")));
+            cuts += returned ? 0 : 1;
 
             assertThat(content(target)).as("after a loss at step %d", step).isIn("old", "new");
             if (returned) {

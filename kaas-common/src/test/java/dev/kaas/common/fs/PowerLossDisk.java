@@ -57,6 +57,38 @@ public final class PowerLossDisk implements Disk {
         stepsUntilLoss = steps;
     }
 
+    /** A write a test cuts with a power loss. */
+    @FunctionalInterface
+    public interface Write {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code write} with a power loss armed {@code steps} durable-state operations ahead
+     * (see {@link #losePowerAfter}); when the write finishes first, the power goes right after it.
+     *
+     * @return true when the write returned (so everything it wrote must survive)
+     */
+    public boolean cutAfter(int steps, Write write) throws IOException {
+        losePowerAfter(steps);
+        boolean returned;
+        try {
+            write.run();
+            returned = true;
+        } catch (Exception e) {
+            returned = false;
+        }
+        if (!lostPower()) {
+            stepsUntilLossDisarm();
+            powerLoss();
+        }
+        return returned;
+    }
+
+    private synchronized void stepsUntilLossDisarm() {
+        stepsUntilLoss = -1;
+    }
+
     /** True once an armed loss has happened (and not re-armed since). */
     public synchronized boolean lostPower() {
         return stepsUntilLoss == -2;
