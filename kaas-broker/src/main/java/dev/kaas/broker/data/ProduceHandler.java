@@ -3,6 +3,7 @@ package dev.kaas.broker.data;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.CloseConnection;
+import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
@@ -32,7 +33,6 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
-import org.jboss.logging.Logger;
 
 /**
  * Produce: each partition's batches go to its serial writer (validate, assign offsets, write),
@@ -41,7 +41,6 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class ProduceHandler implements ApiHandler {
-    private static final Logger LOG = Logger.getLogger(ProduceHandler.class);
 
     private final Partitions partitions;
     private final ClusterView view;
@@ -187,7 +186,7 @@ public class ProduceHandler implements ApiHandler {
                 // As Apache when acks=all outlives timeout_ms: the records may still become durable.
                 cause = new org.apache.kafka.common.errors.TimeoutException("fsync did not complete within " + timeoutMs + " ms");
             }
-            Errors error = dev.kaas.broker.protocol.ErrorMapper.forAppend(cause, replica.log().topicPartition());
+            Errors error = ErrorMapper.forAppend(cause, replica.log().topicPartition());
             pr.setErrorCode(error.code()).setErrorMessage(cause.getMessage()).setBaseOffset(-1);
             return null;
         });
