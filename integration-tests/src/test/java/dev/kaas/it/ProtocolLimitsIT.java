@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -112,18 +111,6 @@ class ProtocolLimitsIT {
         in.readFully(resp);
         return (ApiVersionsResponse) AbstractResponse.parseResponse(ByteBuffer.wrap(resp),
                 new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "raw-client", 7));
-    }
-
-    static boolean closedByPeer(Socket s) throws IOException {
-        try {
-            return s.getInputStream().read() < 0;
-        } catch (EOFException e) {
-            return true;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (IOException reset) {
-            return true;
-        }
     }
 
     static FetchRequestData fetch(String topic, int... partitions) {
@@ -248,7 +235,7 @@ class ProtocolLimitsIT {
             }
 
             try (Socket extra = connectFrom("127.0.0.42")) {
-                assertThat(closedByPeer(extra)).isTrue();
+                assertThat(RawClient.closedByPeer(extra.getInputStream())).isTrue();
             }
             try (Socket other = connectFrom("127.0.0.43")) {
                 assertThat(apiVersions(other).data().errorCode()).as("another address has its own count").isZero();

@@ -80,6 +80,11 @@ final class RawClient implements AutoCloseable {
 
     /** True when the broker closed the connection (EOF or reset) within the socket timeout. */
     boolean closedByPeer() throws IOException {
+        return closedByPeer(in);
+    }
+
+    /** As {@link #closedByPeer()}, for a socket opened without a RawClient (e.g. from a chosen local address). */
+    static boolean closedByPeer(java.io.InputStream in) throws IOException {
         try {
             return in.read() < 0;
         } catch (EOFException e) {
