@@ -87,12 +87,17 @@ public final class SideBySide {
     }
 
     private final Options opts;
-    private final String toolsClasspath;
+    private final ApacheDist dist;
     private final Map<String, Map<String, List<Double>>> samples = new LinkedHashMap<>();
+    /** Each distinct command line shown once: the harness prints every process it starts. */
+    private final java.util.Set<String> shown = new java.util.LinkedHashSet<>();
+    private boolean showCommands;
+    /** Apache (broker, format, producer-perf-test) started through the distribution's scripts instead of by this harness. */
+    private boolean viaScripts;
 
     SideBySide(Options opts) throws IOException {
         this.opts = opts;
-        this.toolsClasspath = Files.readString(opts.root().resolve("kaas-bench/target/bench.classpath")).trim();
+        this.dist = ApacheDist.under(opts.root());
     }
 
     public static void main(String[] args) throws Exception {
@@ -101,6 +106,7 @@ public final class SideBySide {
         int reps = 3;
         int e2e = 5_000;
         List<String> systems = List.of("kaas", "apache", "apache-fsync");
+        boolean checkApache = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[++i]);
@@ -108,11 +114,68 @@ public final class SideBySide {
                 case "--e2e-messages" -> e2e = Integer.parseInt(args[++i]);
                 case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
                 case "--systems" -> systems = List.of(args[++i].split(","));
+                case "--check-apache" -> checkApache = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "run-");
-        new SideBySide(new Options(root, work, records, 1024, reps, e2e, systems)).run();
+        SideBySide bench = new SideBySide(new Options(root, work, records, 1024, reps, e2e, systems));
+        if (checkApache) {
+            System.exit(bench.checkApache().agree() ? 0 : 1);
+        }
+        bench.run();
+    }
+
+    /**
+     * The harness's own check of its Apache baseline: Apache 3.7.2 alone, workload (a), started by
+     * this harness and started from a plain shell through the distribution's scripts, one after the
+     * other (order alternating) on a fresh data directory each time. Prints both; true when their
+     * medians agree within 10 %.
+     */
+    ApacheCheck checkApache() throws Exception {
+        warmProbe();
+        System.out.printf("apache check: workload (a), %d records x %d B, %d repetitions per launch, work dir %s%n", opts.records(),
+                opts.recordSize(), opts.reps(), opts.work());
+        Map<String, List<Double>> mb = new LinkedHashMap<>();
+        for (int rep = 0; rep < opts.reps(); rep++) {
+            showCommands = rep == 0;
+            List<Boolean> order = rep % 2 == 0 ? List.of(false, true) : List.of(true, false);
+            for (boolean scripts : order) {
+                String launch = scripts ? "plain shell" : "harness";
+                viaScripts = scripts;
+                Path dir = opts.work().resolve((scripts ? "shell-" : "harness-") + rep);
+                Files.createDirectories(dir);
+                System.out.printf("rep %d: apache started by the %s%n", rep + 1, launch);
+                try (Server s = startApache(dir, false)) {
+                    createTopic(s, "a", 1);
+                    Result a = producerPerf(s, "a", opts.records(), "all", 1).results().get(0);
+                    mb.computeIfAbsent(launch, k -> new ArrayList<>()).add(a.mbPerSec());
+                    System.out.printf("  (a) acks=all 1p MB/s %-12s %10.2f%n", launch, a.mbPerSec());
+                } finally {
+                    viaScripts = false;
+                }
+                deleteTree(dir.resolve("data"));
+                settleDisk();
+            }
+        }
+        double harness = median(mb.get("harness"));
+        double shell = median(mb.get("plain shell"));
+        ApacheCheck check = new ApacheCheck(harness, shell);
+        double ratio = harness / shell;
+        boolean agree = check.agree();
+        String report = String.format("%napache check %s: (a) MB/s, medians of %d: harness %.2f %s, plain shell %.2f %s, harness/shell %.2fx: %s%n",
+                LocalDateTime.now().withNano(0), opts.reps(), harness, mb.get("harness"), shell, mb.get("plain shell"), ratio,
+                agree ? "agree within 10 %" : "DISAGREE by more than 10 %");
+        System.out.print(report);
+        Files.writeString(opts.work().resolve("apache-check.md"), report);
+        return check;
+    }
+
+    /** Medians of workload (a) MB/s with Apache started by the harness and from a plain shell. */
+    record ApacheCheck(double harnessMbPerSec, double shellMbPerSec) {
+        boolean agree() {
+            return Math.abs(harnessMbPerSec / shellMbPerSec - 1) <= 0.10;
+        }
     }
 
     /** Every sample taken: metric, then system, then one value per repetition. */
@@ -125,13 +188,14 @@ public final class SideBySide {
         List<String> systems = opts.systems();
         System.out.printf("side-by-side: %d records x %d B, %d repetitions, work dir %s%n", opts.records(), opts.recordSize(), opts.reps(), opts.work());
         for (int rep = 0; rep < opts.reps(); rep++) {
+            showCommands = rep == 0;
             List<String> order = new ArrayList<>(systems);
             if (rep % 2 == 1) {
                 java.util.Collections.reverse(order);
             }
             for (String system : order) {
                 System.out.printf("rep %d: %s%n", rep + 1, system);
-                try (Server s = start(system, rep)) {
+                try (Server s = startServer(system, rep)) {
                     record(system, "start-to-first-produce ms", s.startToFirstProduceMs());
                     createTopic(s, "a", 1);
                     createTopic(s, "b", 12);
@@ -257,7 +321,7 @@ public final class SideBySide {
 
     // ------------------------------------------------------------------ servers
 
-    Server start(String system, int rep) throws Exception {
+    Server startServer(String system, int rep) throws Exception {
         Path dir = opts.work().resolve(system + "-" + rep);
         Files.createDirectories(dir);
         return system.equals("kaas") ? startKaas(dir) : startApache(dir, system.equals("apache-fsync"));
@@ -293,26 +357,41 @@ public final class SideBySide {
                 "num.partitions=1", "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
                 "transaction.state.log.min.isr=1", fsync ? "log.flush.interval.messages=1" : "") + "\n";
         Files.writeString(props, config);
-        Process format = new ProcessBuilder(JAVA.toString(), "-cp", toolsClasspath, "kafka.tools.StorageTool", "format", "-t",
-                Uuid.randomUuid().toString(), "-c", props.toString()).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("format.log").toFile()).start();
+        Path logs = dir.resolve("logs");
+        Files.createDirectories(logs);
+        List<String> formatArgs = List.of("format", "-t", Uuid.randomUuid().toString(), "-c", props.toString());
+        Process format = viaScripts ? startScript("storage.sh", formatArgs, logs, dir.resolve("format.log"))
+                : start("kafka-storage.sh format", dist.toolCommand(JAVA, "-Xmx256M", logs, "kafka.tools.StorageTool", formatArgs), null,
+                dir.resolve("format.log"));
         if (!format.waitFor(120, TimeUnit.SECONDS) || format.exitValue() != 0) {
             throw new IllegalStateException("kafka-storage format failed: " + Files.readString(dir.resolve("format.log")));
         }
         long t0 = System.nanoTime();
-        // The distribution's kafka-server-start.sh defaults: 1 GiB heap, G1 with its pause targets.
-        Process kafka = launch(dir.resolve("kafka.log"), List.of("-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
-                "-Dlog4j.configuration=file:" + writeLog4j(dir), "-cp", toolsClasspath, "kafka.Kafka", props.toString()));
+        Process kafka = viaScripts ? startScript("server-start.sh", List.of(props.toString()), logs, dir.resolve("kafka.log"))
+                : start("kafka-server-start.sh", dist.serverCommand(JAVA, props, logs), null, dir.resolve("kafka.log"));
         long ms = firstProduce(port, t0, List.of(kafka));
         return new Server(fsync ? "apache-fsync" : "apache", List.of(kafka), port, ms);
     }
 
-    static String writeLog4j(Path dir) throws IOException {
-        Path f = dir.resolve("log4j.properties");
-        Files.writeString(f, "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
-                + "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\nlog4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n");
-        return f.toString();
+    /**
+     * A script of the distribution's layout ({@code kaas-bench/apache-dist/bin}), run by bash with
+     * nothing of this JVM's environment but PATH, HOME and JAVA_HOME: Apache as a user starts it
+     * from a shell.
+     */
+    Process startScript(String script, List<String> args, Path logDir, Path log) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("bash", dist.bin(script).toString()));
+        cmd.addAll(args);
+        System.out.printf("  plain shell:%n    $ LOG_DIR=%s JAVA_HOME=%s %s%n", logDir, JAVA.getParent().getParent(), String.join(" ", cmd));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        Map<String, String> env = pb.environment();
+        String path = env.getOrDefault("PATH", "/usr/bin:/bin");
+        String home = env.getOrDefault("HOME", "/tmp");
+        env.clear();
+        env.put("PATH", path);
+        env.put("HOME", home);
+        env.put("JAVA_HOME", JAVA.getParent().getParent().toString());
+        env.put("LOG_DIR", logDir.toString());
+        return pb.start();
     }
 
     Process launchApp(Path appDir, Path log, List<String> args) throws IOException {
@@ -324,14 +403,32 @@ public final class SideBySide {
         cmd.addAll(args);
         cmd.add("-jar");
         cmd.add("quarkus-run.jar");
-        return new ProcessBuilder(cmd).directory(appDir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return start(appDir.getParent().getParent().getFileName().toString(), cmd, appDir, log);
     }
 
-    Process launch(Path log, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(JAVA.toString());
-        cmd.addAll(args);
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    /**
+     * Starts a process with its output in {@code log}. In the first repetition every command line
+     * is printed (the class path of the Apache distribution abbreviated) and written out in full
+     * to commands.txt in the work directory; later repetitions run the same commands with other
+     * ports and directories.
+     */
+    Process start(String what, List<String> cmd, Path workingDir, Path log) throws IOException {
+        String shownCmd = (workingDir == null ? "" : "(cd " + workingDir + " && ") + dist.show(cmd) + (workingDir == null ? "" : ")");
+        if (showCommands && shown.add(shownCmd)) {
+            System.out.printf("  %s:%n    $ %s%n", what, shownCmd);
+            try {
+                Files.writeString(opts.work().resolve("commands.txt"),
+                        what + ":\n" + (workingDir == null ? "" : "cd " + workingDir + "\n") + String.join(" ", cmd) + "\n\n",
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            } catch (IOException ignored) {
+                // Printed above anyway.
+            }
+        }
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        if (workingDir != null) {
+            pb.directory(workingDir.toFile());
+        }
+        return pb.start();
     }
 
     /**
@@ -396,11 +493,10 @@ public final class SideBySide {
         for (int i = 0; i < processes; i++) {
             Path out = opts.work().resolve("producer-" + s.name() + "-" + topic + "-" + i + "-" + System.nanoTime() + ".log");
             outs.add(out);
-            running.add(new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.ProducerPerformance",
-                    "--topic", topic, "--num-records", Integer.toString(records), "--record-size", Integer.toString(opts.recordSize()),
-                    "--throughput", "-1", "--producer-props", "bootstrap.servers=" + s.bootstrap(), "acks=" + acks,
-                    "enable.idempotence=" + acks.equals("all"), "batch.size=65536", "linger.ms=5")
-                    .redirectErrorStream(true).redirectOutput(out.toFile()).start());
+            List<String> args = producerArgs(s.bootstrap(), topic, records, acks);
+            running.add(viaScripts ? startScript("producer-perf-test.sh", args, opts.work().resolve("logs"), out)
+                    : start("kafka-producer-perf-test.sh", dist.toolCommand(JAVA, "-Xmx512M", opts.work().resolve("logs"),
+                    "org.apache.kafka.tools.ProducerPerformance", args), null, out));
         }
         long clientCpu = awaitAll(running, "producer-perf-test");
         Cost cost = new Cost((System.nanoTime() - t0) / 1e9, (s.cpuMs() - serverCpu0) / 1e3, clientCpu / 1e3);
@@ -423,11 +519,17 @@ public final class SideBySide {
         return new ProducerRun(results, cost);
     }
 
+    List<String> producerArgs(String bootstrap, String topic, int records, String acks) {
+        return List.of("--topic", topic, "--num-records", Integer.toString(records), "--record-size", Integer.toString(opts.recordSize()),
+                "--throughput", "-1", "--producer-props", "bootstrap.servers=" + bootstrap, "acks=" + acks,
+                "enable.idempotence=" + acks.equals("all"), "batch.size=65536", "linger.ms=5");
+    }
+
     Result consumerPerf(Server s, String topic, int records) throws Exception {
         Path out = opts.work().resolve("consumer-" + s.name() + "-" + System.nanoTime() + ".log");
-        Process p = new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.ConsumerPerformance",
-                "--bootstrap-server", s.bootstrap(), "--topic", topic, "--messages", Integer.toString(records), "--timeout", "60000")
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        Process p = start("kafka-consumer-perf-test.sh", dist.toolCommand(JAVA, "-Xmx512M", opts.work().resolve("logs"),
+                "org.apache.kafka.tools.ConsumerPerformance", List.of("--bootstrap-server", s.bootstrap(), "--topic", topic, "--messages",
+                Integer.toString(records), "--timeout", "60000")), null, out);
         if (!p.waitFor(30, TimeUnit.MINUTES)) {
             p.destroyForcibly();
             throw new IllegalStateException("consumer-perf-test did not finish");
@@ -446,9 +548,10 @@ public final class SideBySide {
 
     Result endToEnd(Server s, String topic) throws Exception {
         Path out = opts.work().resolve("e2e-" + s.name() + "-" + System.nanoTime() + ".log");
-        Process p = new ProcessBuilder(JAVA.toString(), "-Xmx512m", "-cp", toolsClasspath, "org.apache.kafka.tools.EndToEndLatency",
-                s.bootstrap(), topic, Integer.toString(opts.e2eMessages()), "all", Integer.toString(opts.recordSize()))
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        // Through kafka-run-class.sh, as the tool's documentation runs it (its default 256 MiB heap).
+        Process p = start("kafka-run-class.sh EndToEndLatency", dist.toolCommand(JAVA, "-Xmx256M", opts.work().resolve("logs"),
+                "org.apache.kafka.tools.EndToEndLatency", List.of(s.bootstrap(), topic, Integer.toString(opts.e2eMessages()), "all",
+                Integer.toString(opts.recordSize()))), null, out);
         if (!p.waitFor(30, TimeUnit.MINUTES)) {
             p.destroyForcibly();
             throw new IllegalStateException("end-to-end latency did not finish");

@@ -40,5 +40,26 @@ class SideBySideSmokeIT {
         String table = Files.readString(work.resolve("results.md"));
         assertThat(table).containsPattern("\\| start-to-first-produce ms +\\| +[\\d.]+ \\| +[\\d.]+ \\| +NaN \\| +[\\d.]+x \\|");
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
+        // Every process the harness started is on record, Apache's from the distribution's own jars and log4j configuration.
+        String commands = Files.readString(work.resolve("commands.txt"));
+        assertThat(commands).contains("kafka.Kafka", "org.apache.kafka.tools.ProducerPerformance", "org.apache.kafka.tools.ConsumerPerformance",
+                "org.apache.kafka.tools.EndToEndLatency", "kafka.tools.StorageTool", "quarkus-run.jar",
+                "apache-dist/target/kafka_2.13-3.7.2/config/log4j.properties", "-XX:MaxInlineLevel=15");
+        assertThat(commands).doesNotContain("slf4j-jboss-logmanager", "kaas-bench/target/classes", ".m2/repository");
+    }
+
+    @Test
+    void theApacheCheckMeasuresBothLaunches() throws Exception {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "smoke-check-");
+        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, 2_000, 1024, 1, 50, List.of("apache")));
+
+        SideBySide.ApacheCheck check = bench.checkApache();
+
+        // Agreement is the full-size check's business; with 2,000 records only the measuring is checked.
+        assertThat(check.harnessMbPerSec()).isPositive().isFinite();
+        assertThat(check.shellMbPerSec()).isPositive().isFinite();
+        assertThat(Files.readString(work.resolve("apache-check.md"))).contains("harness/shell");
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
     }
 }
