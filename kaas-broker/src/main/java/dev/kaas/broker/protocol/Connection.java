@@ -122,6 +122,12 @@ final class Connection implements RequestPipeline.Transport {
     }
 
     @Override
+    public void write(java.util.List<ByteBuffer> buffers) {
+        // One composite buffer: Netty gathers it into a single writev.
+        socket.write(Buffer.buffer(Unpooled.wrappedBuffer(buffers.toArray(ByteBuffer[]::new))));
+    }
+
+    @Override
     public void write(FileSlice slice) {
         // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the
         // buffers around it. Vert.x 4's public API only sends files by path (NetSocket.sendFile

@@ -32,6 +32,11 @@ final class RequestPipeline {
     interface Transport {
         void write(ByteBuffer bytes);
 
+        /** Writes the buffers in order, as one write to the socket (one system call where the transport can). */
+        default void write(java.util.List<ByteBuffer> buffers) {
+            buffers.forEach(this::write);
+        }
+
         /** Sends segment bytes without a copy through the heap (sendfile), in order with the other writes. */
         void write(FileSlice slice);
 
@@ -191,10 +196,16 @@ final class RequestPipeline {
         return p.request.getErrorResponse(0, cause).data();
     }
 
+    /**
+     * Writes every response that is next in order. Responses that complete together (one group
+     * commit acknowledges several produce requests) go out as one socket write, not one each.
+     */
     private void flushResponses() {
+        java.util.List<ByteBuffer> heap = new java.util.ArrayList<>();
         while (!pending.isEmpty() && pending.peek().done) {
             Pending p = pending.poll();
             if (p.closeAfter) {
+                writeHeap(heap);
                 close();
                 return;
             }
@@ -204,18 +215,34 @@ final class RequestPipeline {
             try {
                 for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
                     if (part instanceof FileSlice slice) {
+                        writeHeap(heap);
                         transport.write(slice);
                     } else {
-                        transport.write((ByteBuffer) part);
+                        heap.add((ByteBuffer) part);
                     }
                 }
             } catch (RuntimeException e) {
                 LOG.errorf(e, "could not encode response api=%s version=%d", p.header.apiKey(), p.responseVersion);
+                writeHeap(heap);
                 close();
                 return;
             }
         }
+        writeHeap(heap);
         transport.readable(accepting());
+    }
+
+    private void writeHeap(java.util.List<ByteBuffer> heap) {
+        if (heap.isEmpty() || closed) {
+            heap.clear();
+            return;
+        }
+        if (heap.size() == 1) {
+            transport.write(heap.get(0));
+        } else {
+            transport.write(java.util.List.copyOf(heap));
+        }
+        heap.clear();
     }
 
     private void close() {

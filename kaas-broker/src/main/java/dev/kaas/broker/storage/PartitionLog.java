@@ -513,7 +513,11 @@ public final class PartitionLog {
         flushExecutor.execute(this::flushLoop);
     }
 
-    /** Group commit: one fsync covers every append written before it started. */
+    /**
+     * Group commit: one fsync covers every append written before it started. Waiters are completed
+     * outside {@code flushLock}: their callbacks build and send responses, and the partition's
+     * writer must not wait on that to publish its next append.
+     */
     private void flushLoop() {
         while (true) {
             long target;
@@ -533,11 +537,14 @@ public final class PartitionLog {
                 failure = t;
             }
             List<Waiter> done = new ArrayList<>();
+            boolean more;
+            boolean advanced = false;
             synchronized (flushLock) {
                 if (failure == null) {
                     lastFlushMs = clock.getAsLong();
                     if (config.syncEveryAppend() && target > highWatermark) {
                         highWatermark = target;
+                        advanced = true;
                     }
                     while (!waiters.isEmpty() && waiters.peek().offset() <= target) {
                         done.add(waiters.poll());
@@ -546,30 +553,33 @@ public final class PartitionLog {
                     done.addAll(waiters);
                     waiters.clear();
                 }
-                boolean more = !waiters.isEmpty();
+                more = failure == null && !waiters.isEmpty();
                 if (!more) {
+                    // Cleared under the lock, so an awaitDurable after this starts the next loop.
                     flushing = false;
-                }
-                for (Waiter w : done) {
-                    if (failure == null) {
-                        w.future().complete(null);
-                    } else {
-                        w.future().completeExceptionally(failure);
-                    }
-                }
-                if (failure != null) {
-                    flushing = false;
-                    if (!(failure instanceof NotLeaderOrFollowerException)) {
-                        LOG.errorf(failure, "flush failed partition=%s", tp);
-                    }
-                    return;
-                }
-                if (!more) {
-                    break;
                 }
             }
+            for (Waiter w : done) {
+                if (failure == null) {
+                    w.future().complete(null);
+                } else {
+                    w.future().completeExceptionally(failure);
+                }
+            }
+            if (failure != null) {
+                if (!(failure instanceof NotLeaderOrFollowerException)) {
+                    LOG.errorf(failure, "flush failed partition=%s", tp);
+                }
+                return;
+            }
+            if (advanced) {
+                // Every round, not only when the loop runs dry: consumers waiting in Fetch see the new high watermark now.
+                onHighWatermark.run();
+            }
+            if (!more) {
+                return;
+            }
         }
-        onHighWatermark.run();
     }
 
     /** Periodic {@code flush.ms} enforcement for logs that do not sync every append. */

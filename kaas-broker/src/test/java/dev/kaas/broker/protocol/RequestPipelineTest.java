@@ -28,12 +28,25 @@ class RequestPipelineTest {
     /** Records writes and the last readable signal. */
     static final class FakeTransport implements RequestPipeline.Transport {
         final List<Integer> answered = new ArrayList<>();
+        /** How many socket writes carried the answers. */
+        int writes;
         final List<Boolean> readableSignals = new ArrayList<>();
         boolean writeQueueFull;
         boolean closed;
 
         @Override
         public void write(ByteBuffer bytes) {
+            writes++;
+            parse(bytes);
+        }
+
+        @Override
+        public void write(List<ByteBuffer> buffers) {
+            writes++;
+            buffers.forEach(this::parse);
+        }
+
+        private void parse(ByteBuffer bytes) {
             ByteBuffer b = bytes.duplicate();
             b.getInt();
             answered.add(ResponseHeader.parse(b, ApiKeys.METADATA.responseHeaderVersion(V)).correlationId());
@@ -125,7 +138,22 @@ class RequestPipelineTest {
         handler.answer(1);
 
         assertThat(transport.answered).containsExactly(1, 2, 3);
+        assertThat(transport.writes).as("the three became ready together: one socket write").isEqualTo(1);
         assertThat(memory.reserved()).as("every frame's bytes released once answered").isZero();
+    }
+
+    @Test
+    void aResponseReadyAloneIsWrittenAtOnce() {
+        RequestPipeline p = pipeline(16);
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+
+        handler.answer(1);
+        assertThat(transport.answered).containsExactly(1);
+        handler.answer(2);
+
+        assertThat(transport.answered).containsExactly(1, 2);
+        assertThat(transport.writes).isEqualTo(2);
     }
 
     @Test

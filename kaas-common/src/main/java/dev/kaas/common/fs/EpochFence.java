@@ -4,10 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 
 /**
  * The fence of state that has one writer per epoch (a partition's leader, a coordinator slot's
@@ -24,13 +25,24 @@ import java.util.regex.Pattern;
  * the old owner's state. An owner acknowledges a write only after it is durable and {@link #holds}
  * still answers true, so whatever it acknowledged happened before the newer file existed, and the
  * newer owner reads it. Blocking I/O: never on an event loop.
+ *
+ * <p>{@link #holds} runs before every acknowledgement, so it reads as little as the answer needs:
+ * the directory's names (fresh every time: a newer epoch is a new name), and the holder's and the
+ * legacy file's contents only when their identity (file key, modification time, size) differs
+ * from the last read. Every write here replaces a file by rename, which gives it a new file key,
+ * so a file that still has the identity it had when read still says what it said then.
  */
 public final class EpochFence {
     /** Who holds the fence, under which epoch. */
     public record Holder(long epoch, int owner) {
     }
 
-    private static final Pattern EPOCH = Pattern.compile("[0-9a-f]{8}");
+    /** What a file said when it had this identity; a replaced file never has the same one. */
+    private record Seen(Object fileKey, FileTime modified, long size, Holder holder) {
+        boolean same(BasicFileAttributes a) {
+            return fileKey != null && fileKey.equals(a.fileKey()) && modified.equals(a.lastModifiedTime()) && size == a.size();
+        }
+    }
 
     private final Disk disk;
     private final Path parent;
@@ -38,6 +50,8 @@ public final class EpochFence {
     private final Path legacyFile;
     private final Function<byte[], Holder> legacyReader;
     private final Function<Holder, byte[]> legacyWriter;
+    private volatile Seen epochFileSeen;
+    private volatile Seen legacySeen;
 
     /**
      * @param legacyReader reads the single fence file {@code name} that older kaas versions rewrote in place
@@ -55,7 +69,22 @@ public final class EpochFence {
     }
 
     private Path fileOf(long epoch) {
-        return dir.resolve(String.format("%08x", epoch));
+        String hex = Long.toHexString(epoch);
+        return dir.resolve(hex.length() >= 8 ? hex : "00000000".substring(hex.length()) + hex);
+    }
+
+    /** An epoch file's name: eight or more lowercase hex digits (as {@code %08x} writes them). */
+    private static long epochOf(String name) {
+        if (name.length() < 8 || name.length() > 15) {
+            return -1;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return -1;
+            }
+        }
+        return Long.parseLong(name, 16);
     }
 
     /**
@@ -83,7 +112,10 @@ public final class EpochFence {
         return null;
     }
 
-    /** True when the highest epoch's file names {@code epoch} and {@code owner}: read fresh from the volume. */
+    /**
+     * True when the highest epoch's file names {@code epoch} and {@code owner}: the directory is
+     * listed fresh from the volume; a file is re-read only when it was replaced since last read.
+     */
     public boolean holds(long epoch, int owner) throws IOException {
         Holder h = holder();
         return h != null && h.epoch() == epoch && h.owner() == owner;
@@ -91,30 +123,50 @@ public final class EpochFence {
 
     /** The current holder, or null when nobody ever claimed. */
     public Holder holder() throws IOException {
+        long newest = newestEpoch();
+        Holder h = newest >= 0 ? read(fileOf(newest), true) : null;
+        Holder l = read(legacyFile, false);
+        if (l != null && (h == null || l.epoch() > h.epoch())) {
+            h = l;
+        }
+        return h;
+    }
+
+    private long newestEpoch() throws IOException {
         long newest = -1;
-        try (var files = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                String n = p.getFileName().toString();
-                if (EPOCH.matcher(n).matches()) {
-                    newest = Math.max(newest, Long.parseLong(n, 16));
-                }
+        try (var names = Files.newDirectoryStream(dir)) {
+            for (Path p : names) {
+                newest = Math.max(newest, epochOf(p.getFileName().toString()));
             }
         } catch (NoSuchFileException e) {
             // No claim under this version yet: only the legacy file can say anything.
         }
-        Holder h = null;
-        if (newest >= 0) {
-            var bytes = AtomicFiles.read(fileOf(newest));
-            if (bytes.isPresent()) {
-                h = Json.read(bytes.get(), Holder.class);
-            }
+        return newest;
+    }
+
+    /** The holder a file names, or null when it is gone; parsed again only when the file was replaced. */
+    private Holder read(Path file, boolean epochFile) throws IOException {
+        BasicFileAttributes attrs;
+        try {
+            attrs = Files.readAttributes(file, BasicFileAttributes.class);
+        } catch (NoSuchFileException e) {
+            return null;
         }
-        var old = AtomicFiles.read(legacyFile);
-        if (old.isPresent()) {
-            Holder l = legacyReader.apply(old.get());
-            if (h == null || l.epoch() > h.epoch()) {
-                h = l;
-            }
+        Seen seen = epochFile ? epochFileSeen : legacySeen;
+        if (seen != null && seen.same(attrs)) {
+            return seen.holder();
+        }
+        // Read after the attributes: what is parsed is at least as new as the identity remembered with it.
+        var bytes = AtomicFiles.read(file);
+        if (bytes.isEmpty()) {
+            return null;
+        }
+        Holder h = epochFile ? Json.read(bytes.get(), Holder.class) : legacyReader.apply(bytes.get());
+        Seen now = new Seen(attrs.fileKey(), attrs.lastModifiedTime(), attrs.size(), h);
+        if (epochFile) {
+            epochFileSeen = now;
+        } else {
+            legacySeen = now;
         }
         return h;
     }
@@ -125,7 +177,8 @@ public final class EpochFence {
         try (var files = Files.list(dir)) {
             for (Path p : (Iterable<Path>) files::iterator) {
                 String n = p.getFileName().toString();
-                if (EPOCH.matcher(n).matches() && Long.parseLong(n, 16) < epoch) {
+                long e = epochOf(n);
+                if (e >= 0 && e < epoch) {
                     older.add(p);
                 }
             }
