@@ -177,7 +177,7 @@ public class ProduceHandler implements ApiHandler {
         });
         return appended.thenCompose(r -> {
             CompletableFuture<Void> durable = acks == 0 ? CompletableFuture.completedFuture(null)
-                    : replica.log().awaitDurable(r.lastOffset() + 1).orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
+                    : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer()).orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
             return durable.thenRun(() -> pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
                     .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset()));
         }).exceptionally(e -> {

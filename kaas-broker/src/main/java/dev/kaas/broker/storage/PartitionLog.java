@@ -489,6 +489,17 @@ public final class PartitionLog {
      * {@code flush.messages > 1} it completes at once (page-cache acknowledgement, as Apache).
      */
     public CompletableFuture<Void> awaitDurable(long endOffset) {
+        return awaitDurable(endOffset, null);
+    }
+
+    /**
+     * As {@link #awaitDurable(long)}, with the group commit run by the partition's own writer
+     * when it next runs out of appends, instead of on a flush thread. Appends that arrive during
+     * the fsync queue on the writer and share the next one; the writer's thread, already running,
+     * does the fsync, so an acknowledgement costs no wake-up of another thread. Call it from the
+     * writer's task that appended.
+     */
+    public CompletableFuture<Void> awaitDurable(long endOffset, SerialExecutor writer) {
         if (!config.syncEveryAppend() || endOffset <= highWatermark) {
             return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
         }
@@ -497,10 +508,23 @@ public final class PartitionLog {
             waiters.add(new Waiter(endOffset, f));
             if (!flushing) {
                 flushing = true;
-                flushExecutor.execute(this::flushLoop);
+                scheduleFlush(writer);
             }
         }
         return f;
+    }
+
+    private void scheduleFlush(SerialExecutor writer) {
+        if (writer == null) {
+            flushExecutor.execute(this::flushLoop);
+        } else {
+            writer.whenIdle(() -> {
+                if (flushRound()) {
+                    // Waiters that came from another thread during the fsync: the next round, after the queued appends.
+                    scheduleFlush(writer);
+                }
+            });
+        }
     }
 
     private void requestFlush(long endOffset) {
@@ -513,73 +537,79 @@ public final class PartitionLog {
         flushExecutor.execute(this::flushLoop);
     }
 
-    /**
-     * Group commit: one fsync covers every append written before it started. Waiters are completed
-     * outside {@code flushLock}: their callbacks build and send responses, and the partition's
-     * writer must not wait on that to publish its next append.
-     */
+    /** Group commit on a flush thread: rounds until no waiter is left. */
     private void flushLoop() {
-        while (true) {
-            long target;
-            LogSegment segment;
-            synchronized (flushLock) {
-                target = logEndOffset;
-                segment = active;
-                unflushedMessages = 0;
+        while (flushRound()) {
+            // Appends written during the last fsync: the next one covers them.
+        }
+    }
+
+    /**
+     * One group commit: one fsync covers every append written before it started, then the fence
+     * check, then the waiters it covers complete. Waiters are completed outside {@code flushLock}:
+     * their callbacks build and send responses, and the partition's writer must not wait on that
+     * to publish its next append.
+     *
+     * @return true when waiters remain and another round is due ({@code flushing} stays set)
+     */
+    private boolean flushRound() {
+        long target;
+        LogSegment segment;
+        synchronized (flushLock) {
+            target = logEndOffset;
+            segment = active;
+            unflushedMessages = 0;
+        }
+        Throwable failure = null;
+        try {
+            if (!closed) {
+                segment.flush();
+                checkFence();
             }
-            Throwable failure = null;
-            try {
-                if (!closed) {
-                    segment.flush();
-                    checkFence();
+        } catch (Throwable t) {
+            failure = t;
+        }
+        List<Waiter> done = new ArrayList<>();
+        boolean more;
+        boolean advanced = false;
+        synchronized (flushLock) {
+            if (failure == null) {
+                lastFlushMs = clock.getAsLong();
+                if (config.syncEveryAppend() && target > highWatermark) {
+                    highWatermark = target;
+                    advanced = true;
                 }
-            } catch (Throwable t) {
-                failure = t;
-            }
-            List<Waiter> done = new ArrayList<>();
-            boolean more;
-            boolean advanced = false;
-            synchronized (flushLock) {
-                if (failure == null) {
-                    lastFlushMs = clock.getAsLong();
-                    if (config.syncEveryAppend() && target > highWatermark) {
-                        highWatermark = target;
-                        advanced = true;
-                    }
-                    while (!waiters.isEmpty() && waiters.peek().offset() <= target) {
-                        done.add(waiters.poll());
-                    }
-                } else {
-                    done.addAll(waiters);
-                    waiters.clear();
+                while (!waiters.isEmpty() && waiters.peek().offset() <= target) {
+                    done.add(waiters.poll());
                 }
-                more = failure == null && !waiters.isEmpty();
-                if (!more) {
-                    // Cleared under the lock, so an awaitDurable after this starts the next loop.
-                    flushing = false;
-                }
+            } else {
+                done.addAll(waiters);
+                waiters.clear();
             }
-            for (Waiter w : done) {
-                if (failure == null) {
-                    w.future().complete(null);
-                } else {
-                    w.future().completeExceptionally(failure);
-                }
-            }
-            if (failure != null) {
-                if (!(failure instanceof NotLeaderOrFollowerException)) {
-                    LOG.errorf(failure, "flush failed partition=%s", tp);
-                }
-                return;
-            }
-            if (advanced) {
-                // Every round, not only when the loop runs dry: consumers waiting in Fetch see the new high watermark now.
-                onHighWatermark.run();
-            }
+            more = failure == null && !waiters.isEmpty();
             if (!more) {
-                return;
+                // Cleared under the lock, so an awaitDurable after this starts the next loop.
+                flushing = false;
             }
         }
+        for (Waiter w : done) {
+            if (failure == null) {
+                w.future().complete(null);
+            } else {
+                w.future().completeExceptionally(failure);
+            }
+        }
+        if (failure != null) {
+            if (!(failure instanceof NotLeaderOrFollowerException)) {
+                LOG.errorf(failure, "flush failed partition=%s", tp);
+            }
+            return false;
+        }
+        if (advanced) {
+            // Every round, not only when the loop runs dry: consumers waiting in Fetch see the new high watermark now.
+            onHighWatermark.run();
+        }
+        return more;
     }
 
     /** Periodic {@code flush.ms} enforcement for logs that do not sync every append. */

@@ -11,6 +11,7 @@ import java.util.concurrent.Executor;
 public final class SerialExecutor implements Executor {
     private final Executor pool;
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    private final ArrayDeque<Runnable> whenIdle = new ArrayDeque<>();
     private boolean running;
 
     public SerialExecutor(Executor pool) {
@@ -29,11 +30,30 @@ public final class SerialExecutor implements Executor {
         pool.execute(this::drain);
     }
 
+    /**
+     * Runs {@code task} in this executor's order once every task submitted so far, and any
+     * submitted meanwhile, has run: work that batches what queued up (the group commit of the
+     * appends before it), on the thread that is already running.
+     */
+    public void whenIdle(Runnable task) {
+        synchronized (tasks) {
+            whenIdle.add(task);
+            if (running) {
+                return;
+            }
+            running = true;
+        }
+        pool.execute(this::drain);
+    }
+
     private void drain() {
         while (true) {
             Runnable next;
             synchronized (tasks) {
                 next = tasks.poll();
+                if (next == null) {
+                    next = whenIdle.poll();
+                }
                 if (next == null) {
                     running = false;
                     return;
