@@ -156,7 +156,7 @@ public class AssignmentApplier implements AssignmentReceiver {
                         PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), e.getKey().partition()),
                         e.getKey(), t.topic().topicId(), e.getValue().partition().leaderEpoch(), me,
                         LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
-                partitions.put(e.getKey(), new Replica(log, new SerialExecutor(partitions.storage())));
+                partitions.put(e.getKey(), new Replica(log, new SerialExecutor(partitions.writers())));
             } catch (Exception ex) {
                 String why = ex.toString();
                 failed.put(e.getKey(), why);
@@ -259,8 +259,11 @@ public class AssignmentApplier implements AssignmentReceiver {
                     }
                 }
             }).get(10, TimeUnit.SECONDS);
+            // Every partition's close was queued on its writer above: wait for them to finish.
+            partitions.writers().shutdown();
+            partitions.writers().awaitTermination(20, TimeUnit.SECONDS);
             partitions.storage().shutdown();
-            partitions.storage().awaitTermination(20, TimeUnit.SECONDS);
+            partitions.storage().awaitTermination(5, TimeUnit.SECONDS);
         } catch (Exception e) {
             LOG.warnf("shutdown of partitions incomplete: %s", e.toString());
         }

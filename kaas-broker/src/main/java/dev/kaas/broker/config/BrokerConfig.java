@@ -89,11 +89,20 @@ public interface BrokerConfig {
         @WithDefault("true")
         boolean autoCreateTopicsEnable();
 
-        /** Worker threads for appends, reads and file scans; never the event loop. */
+        /**
+         * Threads that run the partitions' writers: validation, appends, and the group-commit
+         * fsync that acknowledges them (a writer holds a thread only while it has work). Fewer
+         * than the partitions written at once lets one partition's fsync on a slow volume hold
+         * up another's appends.
+         */
+        @WithDefault("16")
+        int writerThreads();
+
+        /** Worker threads for reads, scans and the group coordinator's files; never the event loop. */
         @WithDefault("8")
         int storageThreads();
 
-        /** Threads that run fsyncs, so a slow volume does not hold up appends to other partitions. */
+        /** Threads that run the fsyncs no writer runs: page-cache logs ({@code flush.messages} > 1) and {@code flush.ms}. */
         @WithDefault("8")
         int flushThreads();
 

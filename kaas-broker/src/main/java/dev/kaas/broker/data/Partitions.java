@@ -17,13 +17,16 @@ import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The partitions open on this broker and the threads that serve them: the storage pool
- * (appends through per-partition serial executors, reads, scans) and the flush pool (fsyncs).
+ * The partitions open on this broker and the threads that serve them: the writer pool (each
+ * partition's serial executor: appends and the group-commit fsyncs that acknowledge them), the
+ * storage pool (reads, scans, coordinator files) and the flush pool (the fsyncs no writer runs).
+ * Reads have threads of their own, so fetches are not queued behind fsyncs.
  * Only the assignment applier adds or removes entries; everyone else reads.
  */
 @ApplicationScoped
 public class Partitions {
     private final Map<TopicPartition, Replica> open = new ConcurrentHashMap<>();
+    private final ExecutorService writers;
     private final ExecutorService storage;
     private final ExecutorService flush;
     private final ScheduledExecutorService timers;
@@ -32,6 +35,7 @@ public class Partitions {
 
     public Partitions(BrokerConfig config) {
         this.dataDir = Path.of(config.dataDir()).toAbsolutePath();
+        this.writers = Executors.newFixedThreadPool(config.broker().writerThreads(), named("kaas-writer"));
         this.storage = Executors.newFixedThreadPool(config.broker().storageThreads(), named("kaas-storage"));
         this.flush = Executors.newFixedThreadPool(config.broker().flushThreads(), named("kaas-flush"));
         this.timers = Executors.newSingleThreadScheduledExecutor(named("kaas-log-timer"));
@@ -70,6 +74,11 @@ public class Partitions {
 
     public Replica remove(TopicPartition tp) {
         return open.remove(tp);
+    }
+
+    /** The pool partition writers ({@link dev.kaas.broker.storage.SerialExecutor}) run on. */
+    public ExecutorService writers() {
+        return writers;
     }
 
     public ExecutorService storage() {

@@ -446,6 +446,101 @@ class PartitionLogTest {
     }
 
     @Test
+    void theWriterRunsTheGroupCommitOnceItsQueuedAppendsAreWritten() throws Exception {
+        dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+        java.util.Queue<Runnable> flushPool = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.Queue<Runnable> writerPool = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        SerialExecutor writer = new SerialExecutor(writerPool::add);
+        PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(Map.of()), clock::get, flushPool::add, disk);
+        opened.add(log);
+        long before = disk.forces(".log");
+        List<CompletableFuture<Void>> acks = new ArrayList<>();
+        List<Long> forcesSeenByAppends = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            String v = "v" + i;
+            writer.execute(() -> {
+                try {
+                    forcesSeenByAppends.add(disk.forces(".log"));
+                    var r = log.append(batch(v));
+                    acks.add(log.awaitDurable(r.lastOffset() + 1, writer));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+        }
+        assertThat(writerPool).as("one drain of the writer runs everything").hasSize(1);
+        writerPool.poll().run();
+
+        assertThat(forcesSeenByAppends).as("every queued append written before the fsync").allMatch(f -> f == before);
+        assertThat(acks).hasSize(200).allMatch(CompletableFuture::isDone);
+        CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(1, TimeUnit.SECONDS);
+        assertThat(disk.forces(".log") - before).as("one fsync, run by the writer, for 200 queued appends").isEqualTo(1);
+        assertThat(flushPool).as("no flush thread woken").isEmpty();
+        assertThat(log.highWatermark()).isEqualTo(200);
+    }
+
+    @Test
+    void anAcknowledgementTheWriterGaveSurvivesAPowerLossAndNothingIsAcknowledgedBeforeItsFsync() throws Exception {
+        dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+        java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> ackAtForce = new java.util.concurrent.atomic.AtomicReference<>();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor writer = new SerialExecutor(pool);
+            PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(Map.of()), clock::get, flusher, disk);
+            opened.add(log);
+            CompletableFuture<CompletableFuture<Void>> ack = new CompletableFuture<>();
+            disk.beforeForce(file -> {
+                if (file.endsWith(".log") && ack.isDone()) {
+                    ackAtForce.compareAndSet(null, ack.join());
+                    assertThat(ack.join()).as("not acknowledged before its fsync").isNotDone();
+                }
+            });
+            writer.execute(() -> {
+                try {
+                    var r = log.append(batch("acknowledged"));
+                    ack.complete(log.awaitDurable(r.lastOffset() + 1, writer));
+                } catch (Throwable e) {
+                    ack.completeExceptionally(e);
+                }
+            });
+            ack.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+            assertThat(ackAtForce.get()).as("the fsync ran after the append asked for it").isNotNull();
+            disk.powerLoss();
+        } finally {
+            pool.shutdownNow();
+        }
+
+        PartitionLog reopened = open(1, Map.of());
+        assertThat(values(reopened.read(0, 1 << 20, true, reopened.highWatermark()))).containsExactly("0:acknowledged");
+    }
+
+    @Test
+    void aDeposedLeadersWriterCannotAcknowledge() throws Exception {
+        PartitionLog old = open(0, Map.of());
+        appendDurably(old, batch("acknowledged"));
+        PartitionLog successor = open(1, Map.of());
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor writer = new SerialExecutor(pool);
+            CompletableFuture<CompletableFuture<Void>> ack = new CompletableFuture<>();
+            writer.execute(() -> {
+                try {
+                    var late = old.append(batch("late"));
+                    ack.complete(old.awaitDurable(late.lastOffset() + 1, writer));
+                } catch (Throwable e) {
+                    ack.completeExceptionally(e);
+                }
+            });
+            assertThat(ack.get(10, TimeUnit.SECONDS)).failsWithin(10, TimeUnit.SECONDS).withThrowableThat()
+                    .withCauseInstanceOf(NotLeaderOrFollowerException.class);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(old.highWatermark()).isEqualTo(1);
+        assertThat(values(successor.read(0, 1 << 20, true, successor.highWatermark()))).containsExactly("0:acknowledged");
+    }
+
+    @Test
     void lazyFlushAcknowledgesFromThePageCacheAndFlushesByCount() throws Exception {
         dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
         java.util.Queue<Runnable> pending = new java.util.concurrent.ConcurrentLinkedQueue<>();
