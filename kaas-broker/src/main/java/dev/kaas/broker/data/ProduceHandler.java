@@ -167,20 +167,32 @@ public class ProduceHandler implements ApiHandler {
 
     private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr) {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
+        CompletableFuture<Void> durable = new CompletableFuture<>();
         replica.writer().execute(() -> {
             try {
                 MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
-                appended.complete(replica.log().append(v2));
+                PartitionLog.AppendResult r = replica.log().append(v2);
+                // Registered here, in the writer's task: a close queued behind this append settles it.
+                CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)
+                        : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer());
+                appended.complete(r);
+                ack.whenComplete((v, e) -> {
+                    if (e == null) {
+                        durable.complete(null);
+                    } else {
+                        durable.completeExceptionally(e);
+                    }
+                });
             } catch (Throwable e) {
                 appended.completeExceptionally(e);
+                durable.completeExceptionally(e);
             }
         });
-        return appended.thenCompose(r -> {
-            CompletableFuture<Void> durable = acks == 0 ? CompletableFuture.completedFuture(null)
-                    : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer()).orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
-            return durable.thenRun(() -> pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
-                    .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset()));
-        }).exceptionally(e -> {
+        // timeout_ms bounds the wait for durability once appended, as Apache's bounds the wait for replication.
+        return appended.thenCompose(r -> durable.orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS).thenRun(() ->
+                pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
+                        .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset()))
+        ).exceptionally(e -> {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof TimeoutException) {
                 // As Apache when acks=all outlives timeout_ms: the records may still become durable.

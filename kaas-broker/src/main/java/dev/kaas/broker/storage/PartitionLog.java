@@ -505,6 +505,10 @@ public final class PartitionLog {
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
         synchronized (flushLock) {
+            if (closed || fenced) {
+                // close() already settled the waiters it found; nobody would settle this one.
+                return CompletableFuture.failedFuture(notLeader());
+            }
             waiters.add(new Waiter(endOffset, f));
             if (!flushing) {
                 flushing = true;
@@ -562,7 +566,10 @@ public final class PartitionLog {
         }
         Throwable failure = null;
         try {
-            if (!closed) {
+            if (closed) {
+                // close() acknowledged or failed every waiter it found; a round after it proves nothing.
+                failure = notLeader();
+            } else {
                 segment.flush();
                 checkFence();
             }
@@ -607,9 +614,18 @@ public final class PartitionLog {
         }
         if (advanced) {
             // Every round, not only when the loop runs dry: consumers waiting in Fetch see the new high watermark now.
-            onHighWatermark.run();
+            notifyHighWatermark();
         }
         return more;
+    }
+
+    /** A listener that throws must not end the round's caller before it schedules the next round. */
+    private void notifyHighWatermark() {
+        try {
+            onHighWatermark.run();
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "high-watermark listener failed partition=%s", tp);
+        }
     }
 
     /** Periodic {@code flush.ms} enforcement for logs that do not sync every append. */
@@ -800,15 +816,35 @@ public final class PartitionLog {
             return;
         }
         closed = true;
-        synchronized (flushLock) {
-            waiters.forEach(w -> w.future().completeExceptionally(notLeader()));
-            waiters.clear();
-        }
-        if (!fenced) {
-            for (LogSegment s : segments.values()) {
-                s.flush();
+        boolean durable = false;
+        try {
+            if (!fenced) {
+                for (LogSegment s : segments.values()) {
+                    s.flush();
+                }
+                checkFenceQuietly();
+                durable = !fenced;
             }
-            checkFenceQuietly();
+        } finally {
+            // Appends queued ahead of the close on the writer have their group commit here: what the
+            // closing fsync covered, with the fence still held after it, is acknowledged, not failed.
+            List<Waiter> pending;
+            long end;
+            synchronized (flushLock) {
+                pending = new ArrayList<>(waiters);
+                waiters.clear();
+                end = logEndOffset;
+                if (durable && config.syncEveryAppend() && end > highWatermark) {
+                    highWatermark = end;
+                }
+            }
+            for (Waiter w : pending) {
+                if (durable && w.offset() <= end) {
+                    w.future().complete(null);
+                } else {
+                    w.future().completeExceptionally(notLeader());
+                }
+            }
         }
         if (!fenced) {
             AtomicFiles.write(disk, dir.resolve(PRODUCER_STATE),

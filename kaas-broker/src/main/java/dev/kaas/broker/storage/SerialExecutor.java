@@ -13,6 +13,8 @@ public final class SerialExecutor implements Executor {
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     private final ArrayDeque<Runnable> whenIdle = new ArrayDeque<>();
     private boolean running;
+    /** Tasks run since the oldest waiting idle task was queued. */
+    private int sinceIdleQueued;
 
     public SerialExecutor(Executor pool) {
         this.pool = pool;
@@ -30,10 +32,13 @@ public final class SerialExecutor implements Executor {
         pool.execute(this::drain);
     }
 
+    /** An idle task waits for at most this many other tasks, so a queue that never empties cannot starve it. */
+    static final int MAX_IDLE_WAIT_TASKS = 64;
+
     /**
-     * Runs {@code task} in this executor's order once every task submitted so far, and any
-     * submitted meanwhile, has run: work that batches what queued up (the group commit of the
-     * appends before it), on the thread that is already running.
+     * Runs {@code task} once the tasks queued ahead of it, and any queued meanwhile, have run
+     * (but after at most {@link #MAX_IDLE_WAIT_TASKS} of them): work that batches what queued
+     * up (the group commit of the appends before it), on the thread that is already running.
      */
     public void whenIdle(Runnable task) {
         synchronized (tasks) {
@@ -50,9 +55,12 @@ public final class SerialExecutor implements Executor {
         while (true) {
             Runnable next;
             synchronized (tasks) {
-                next = tasks.poll();
-                if (next == null) {
-                    next = whenIdle.poll();
+                boolean idleDue = !whenIdle.isEmpty() && (tasks.isEmpty() || sinceIdleQueued >= MAX_IDLE_WAIT_TASKS);
+                next = idleDue ? whenIdle.poll() : tasks.poll();
+                if (idleDue) {
+                    sinceIdleQueued = 0;
+                } else if (!whenIdle.isEmpty()) {
+                    sinceIdleQueued++;
                 }
                 if (next == null) {
                     running = false;

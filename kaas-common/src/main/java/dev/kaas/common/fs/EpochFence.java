@@ -38,9 +38,10 @@ public final class EpochFence {
     }
 
     /** What a file said when it had this identity; a replaced file never has the same one. */
-    private record Seen(Object fileKey, FileTime modified, long size, Holder holder) {
-        boolean same(BasicFileAttributes a) {
-            return fileKey != null && fileKey.equals(a.fileKey()) && modified.equals(a.lastModifiedTime()) && size == a.size();
+    private record Seen(Path file, Object fileKey, FileTime modified, long size, Holder holder) {
+        boolean same(Path f, BasicFileAttributes a) {
+            return file.equals(f) && fileKey != null && fileKey.equals(a.fileKey()) && modified.equals(a.lastModifiedTime())
+                    && size == a.size();
         }
     }
 
@@ -153,7 +154,8 @@ public final class EpochFence {
             return null;
         }
         Seen seen = epochFile ? epochFileSeen : legacySeen;
-        if (seen != null && seen.same(attrs)) {
+        // Bound to the name too: a freed inode can come back under another epoch's name.
+        if (seen != null && seen.same(file, attrs)) {
             return seen.holder();
         }
         // Read after the attributes: what is parsed is at least as new as the identity remembered with it.
@@ -162,7 +164,7 @@ public final class EpochFence {
             return null;
         }
         Holder h = epochFile ? Json.read(bytes.get(), Holder.class) : legacyReader.apply(bytes.get());
-        Seen now = new Seen(attrs.fileKey(), attrs.lastModifiedTime(), attrs.size(), h);
+        Seen now = new Seen(file, attrs.fileKey(), attrs.lastModifiedTime(), attrs.size(), h);
         if (epochFile) {
             epochFileSeen = now;
         } else {
