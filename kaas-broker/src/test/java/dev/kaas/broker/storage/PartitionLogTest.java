@@ -100,6 +100,21 @@ class PartitionLogTest {
         log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
     }
 
+    /** Storage work a test queues on a partition's writer, as the produce path does. */
+    private interface WriterTask {
+        void run() throws IOException;
+    }
+
+    private static Runnable onWriter(WriterTask task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+    }
+
     @Test
     void appendAssignsOffsetsAndReadReturnsTheSameBytes() throws Exception {
         PartitionLog log = open(0, Map.of());
@@ -458,15 +473,11 @@ class PartitionLogTest {
         List<Long> forcesSeenByAppends = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             String v = "v" + i;
-            writer.execute(() -> {
-                try {
-                    forcesSeenByAppends.add(disk.forces(".log"));
-                    var r = log.append(batch(v));
-                    acks.add(log.awaitDurable(r.lastOffset() + 1, writer));
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
+            writer.execute(onWriter(() -> {
+                forcesSeenByAppends.add(disk.forces(".log"));
+                var r = log.append(batch(v));
+                acks.add(log.awaitDurable(r.lastOffset() + 1, writer));
+            }));
         }
         assertThat(writerPool).as("one drain of the writer runs everything").hasSize(1);
         writerPool.poll().run();
@@ -550,21 +561,13 @@ class PartitionLogTest {
         PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(Map.of()), clock::get, flusher, disk);
         opened.add(log);
         List<CompletableFuture<Void>> acks = new ArrayList<>();
-        writer.execute(() -> {
-            try {
-                var r = log.append(batch("before-close"));
-                acks.add(log.awaitDurable(r.lastOffset() + 1, writer));
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
-        writer.execute(() -> {
-            try {
-                log.close();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        writer.execute(onWriter(() -> {
+            var r = log.append(batch("before-close"));
+            acks.add(log.awaitDurable(r.lastOffset() + 1, writer));
+        }));
+        writer.execute(onWriter(() -> {
+            log.close();
+        }));
         writerPool.poll().run();
 
         assertThat(acks.get(0)).as("the closing fsync covered it and the fence held").isCompleted();
@@ -582,16 +585,12 @@ class PartitionLogTest {
         java.util.Queue<Runnable> writerPool = new java.util.concurrent.ConcurrentLinkedQueue<>();
         SerialExecutor writer = new SerialExecutor(writerPool::add);
         List<CompletableFuture<Void>> acks = new ArrayList<>();
-        writer.execute(() -> {
-            try {
-                var late = old.append(batch("late"));
-                acks.add(old.awaitDurable(late.lastOffset() + 1, writer));
-                open(1, Map.of());
-                old.close();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        writer.execute(onWriter(() -> {
+            var late = old.append(batch("late"));
+            acks.add(old.awaitDurable(late.lastOffset() + 1, writer));
+            open(1, Map.of());
+            old.close();
+        }));
         writerPool.poll().run();
 
         assertThat(acks.get(0)).failsWithin(1, TimeUnit.SECONDS).withThrowableThat().withCauseInstanceOf(NotLeaderOrFollowerException.class);
