@@ -22,14 +22,7 @@ public final class SerialExecutor implements Executor {
 
     @Override
     public void execute(Runnable task) {
-        synchronized (tasks) {
-            tasks.add(task);
-            if (running) {
-                return;
-            }
-            running = true;
-        }
-        pool.execute(this::drain);
+        enqueue(tasks, task);
     }
 
     /** An idle task waits for at most this many other tasks, so a queue that never empties cannot starve it. */
@@ -41,8 +34,12 @@ public final class SerialExecutor implements Executor {
      * up (the group commit of the appends before it), on the thread that is already running.
      */
     public void whenIdle(Runnable task) {
+        enqueue(whenIdle, task);
+    }
+
+    private void enqueue(ArrayDeque<Runnable> queue, Runnable task) {
         synchronized (tasks) {
-            whenIdle.add(task);
+            queue.add(task);
             if (running) {
                 return;
             }
