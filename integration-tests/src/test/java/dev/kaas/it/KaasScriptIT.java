@@ -190,6 +190,7 @@ class KaasScriptIT {
     }
 
     @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // the sum of its bounded waits; typically about 20 s
     void twoBrokersSharePartitionsAndOneStopsAndComesBackWhileUpKeepsRunning() throws Exception {
         int port = freeBase(8);
         Path data = tmp.resolve("two-brokers");
@@ -232,6 +233,8 @@ class KaasScriptIT {
                     assertThat(brokers(status(data)).get(2).alive()).isEqualTo("alive"));
             assertThat(up.process().isAlive()).isTrue();
         } finally {
+            // A timeout interrupts this thread; clear it so down still runs and no process outlives the test.
+            Thread.interrupted();
             String down = runToEnd(200, "down", "--data", data.toString());
             boolean upEnded = up.process().waitFor(60, TimeUnit.SECONDS);
             if (!upEnded) {
