@@ -19,6 +19,7 @@ import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
@@ -61,6 +62,8 @@ public class AssignmentApplier implements AssignmentReceiver {
         return t;
     });
     private volatile long appliedVersion = -1;
+    private volatile Runnable appliedListener = () -> { };
+    private volatile boolean stopping;
     private volatile long appliedEpoch = -1;
     private volatile Map<TopicPartition, String> unopened = Map.of();
     private volatile DescriptorHeadroom descriptors = DescriptorHeadroom.ofThisProcess();
@@ -80,11 +83,18 @@ public class AssignmentApplier implements AssignmentReceiver {
     @Override
     public void submit(Assignment a) {
         thread.execute(() -> {
-            if (a.controllerEpoch() < appliedEpoch || (a.controllerEpoch() == appliedEpoch && a.version() <= appliedVersion)) {
+            if (stopping || a.controllerEpoch() < appliedEpoch
+                    || (a.controllerEpoch() == appliedEpoch && a.version() <= appliedVersion)) {
                 return;
             }
             apply(a);
+            appliedListener.run();
         });
+    }
+
+    @Override
+    public void onApplied(Runnable listener) {
+        this.appliedListener = listener;
     }
 
     @Override
@@ -136,6 +146,7 @@ public class AssignmentApplier implements AssignmentReceiver {
                 }
             });
         }
+        List<java.util.concurrent.CompletableFuture<Void>> closesNow = new java.util.ArrayList<>(closing.values());
         Map<TopicPartition, String> failed = new HashMap<>();
         for (var e : wanted.entrySet()) {
             if (partitions.get(e.getKey()) != null) {
@@ -168,10 +179,22 @@ public class AssignmentApplier implements AssignmentReceiver {
             }
         }
         unopened = Map.copyOf(failed);
+        // Reporting this version tells the controller that what we lost is closed: only then may
+        // it give those partitions to their next owner (a handoff), so wait for the closes.
+        awaitAll(closesNow);
         appliedVersion = a.version();
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
         applied.fire(new AssignmentApplied(a));
+    }
+
+    private static void awaitAll(List<java.util.concurrent.CompletableFuture<Void>> closes) {
+        try {
+            java.util.concurrent.CompletableFuture.allOf(closes.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warnf("reporting an assignment applied before every lost partition finished closing: %s", e.toString());
+        }
     }
 
     /**
@@ -247,9 +270,15 @@ public class AssignmentApplier implements AssignmentReceiver {
         }
     }
 
-    void onStop(@Observes ShutdownEvent ev) {
+    /**
+     * Controlled shutdown, first of the shutdown observers (priority): close every partition (its
+     * queued appends land, manifest and producer state persisted) before the controller session
+     * ends its stream, which is what makes the controller give them to other brokers.
+     */
+    void onStop(@Observes @Priority(100) ShutdownEvent ev) {
         try {
             thread.submit(() -> {
+                stopping = true;
                 for (var e : Map.copyOf(partitions.view()).entrySet()) {
                     partitions.remove(e.getKey());
                     try {

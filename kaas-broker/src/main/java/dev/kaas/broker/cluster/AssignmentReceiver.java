@@ -11,7 +11,14 @@ public interface AssignmentReceiver {
     /** Queues an assignment; a stale one (older version or deposed controller) is ignored. */
     void submit(Assignment a);
 
+    /**
+     * The newest assignment applied here: every partition it gave this broker was opened (or
+     * failed to), and every partition it took away is closed, so the controller may hand those on.
+     */
     long appliedVersion();
+
+    /** Runs {@code listener} (on the applier's thread) after each assignment is applied. */
+    void onApplied(Runnable listener);
 
     /** Every partition the applied assignment gives this broker is open. */
     default boolean allAssignedOpen() {

@@ -8,7 +8,6 @@ import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.ProducerIdBlock;
 import io.grpc.stub.StreamObserver;
-import io.quarkus.grpc.GrpcClient;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.concurrent.CompletableFuture;
@@ -25,7 +24,7 @@ public class ControllerAdmin {
     private final ControllerAdminGrpc.ControllerAdminStub stub;
 
     @Inject
-    public ControllerAdmin(@GrpcClient("controller") io.grpc.Channel channel) {
+    public ControllerAdmin(ControllerChannel channel) {
         this.stub = ControllerAdminGrpc.newStub(channel);
     }
 

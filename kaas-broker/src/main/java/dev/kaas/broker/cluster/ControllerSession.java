@@ -12,14 +12,15 @@ import dev.kaas.proto.ControllerCommand;
 import dev.kaas.proto.Endpoint;
 import dev.kaas.proto.Register;
 import dev.kaas.proto.Status;
-import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
-import io.quarkus.grpc.GrpcClient;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import dev.kaas.common.cluster.StandaloneMetadata;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,8 +44,7 @@ public class ControllerSession {
     private static final Logger LOG = Logger.getLogger(ControllerSession.class);
 
     @Inject
-    @GrpcClient("controller")
-    io.grpc.Channel channel;
+    ControllerChannel channel;
 
     @Inject
     BrokerConfig config;
@@ -71,12 +71,18 @@ public class ControllerSession {
     private volatile int refusals;
 
     void onStart(@Observes StartupEvent ev) {
+        // The controller completes handoffs on our report that we applied (closed) an assignment: send it at once.
+        applier.onApplied(() -> thread.execute(this::report));
         thread.execute(this::connect);
         long every = config.broker().reportInterval().toMillis();
         thread.scheduleWithFixedDelay(this::report, every, every, TimeUnit.MILLISECONDS);
     }
 
-    void onStop(@Observes ShutdownEvent ev) {
+    /**
+     * After the applier closed every partition (controlled shutdown, see its priority): ending the
+     * stream cleanly tells the controller to place them elsewhere now.
+     */
+    void onStop(@Observes @Priority(200) ShutdownEvent ev) {
         stopping = true;
         try {
             thread.submit(() -> {
@@ -99,8 +105,12 @@ public class ControllerSession {
         // The channel keeps its own reconnect back-off (1 s growing to 2 min) and fails calls fast
         // meanwhile; ours is the one that should count, so that a broker that started before its
         // controller, or outlived one, registers as soon as a controller answers.
-        if (channel instanceof ManagedChannel managed) {
-            managed.resetConnectBackoff();
+        channel.resetConnectBackoff();
+        String clusterId;
+        try {
+            clusterId = StandaloneMetadata.readClusterId(Path.of(config.dataDir()));
+        } catch (Exception e) {
+            clusterId = "";
         }
         try {
             AssignmentChunks.Assembler assembler = new AssignmentChunks.Assembler();
@@ -129,7 +139,14 @@ public class ControllerSession {
 
                 @Override
                 public void onError(Throwable t) {
-                    if (io.grpc.Status.fromThrowable(t).getCode() == io.grpc.Status.Code.ALREADY_EXISTS) {
+                    io.grpc.Status.Code code = io.grpc.Status.fromThrowable(t).getCode();
+                    if (code == io.grpc.Status.Code.FAILED_PRECONDITION) {
+                        LOG.errorf("registration refused by the controller, retrying: %s", t.getMessage());
+                    } else if (code != io.grpc.Status.Code.ALREADY_EXISTS) {
+                        // A standby, or a controller that is gone: try the next one.
+                        channel.next();
+                    }
+                    if (code == io.grpc.Status.Code.ALREADY_EXISTS) {
                         // Another live process registered under our id: keep retrying until its
                         // session ends, telling the operator once loudly and then quietly.
                         if (refusals++ == 0) {
@@ -146,13 +163,15 @@ public class ControllerSession {
                     ended(gen, "completed by the controller");
                 }
             });
-            Register.Builder reg = Register.newBuilder().setBrokerId(view.brokerId()).setIncarnation(incarnation);
+            Register.Builder reg = Register.newBuilder().setBrokerId(view.brokerId()).setIncarnation(incarnation)
+                    .setClusterId(clusterId);
             for (ListenerSpec l : ListenerSpec.parseList(config.broker().advertisedListeners())) {
                 reg.addEndpoints(Endpoint.newBuilder().setListener(l.name()).setHost(l.host()).setPort(l.port())
                         .setSecurityProtocol("PLAINTEXT"));
             }
             out.onNext(BrokerReport.newBuilder().setRegister(reg).build());
-            LOG.infof("registering with the controller broker=%d incarnation=%s", view.brokerId(), incarnation);
+            LOG.infof("registering with the controller broker=%d incarnation=%s controller=%s", view.brokerId(), incarnation,
+                    channel.address());
         } catch (RuntimeException e) {
             ended(gen, e.getMessage());
         }

@@ -113,5 +113,12 @@ public interface BrokerConfig {
         /** How often the broker reports to the controller. */
         @WithDefault("1s")
         Duration reportInterval();
+
+        /**
+         * Every controller's gRPC address, {@code host:port,host:port}: the broker tries them in
+         * turn until the one holding the lease accepts its registration (standbys refuse it).
+         * Unset: the single controller of {@code quarkus.grpc.clients.controller.host/port}.
+         */
+        java.util.Optional<String> controllers();
     }
 }

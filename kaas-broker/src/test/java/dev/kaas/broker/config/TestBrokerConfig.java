@@ -28,6 +28,9 @@ public final class TestBrokerConfig {
             if (overrides.containsKey(key)) {
                 return overrides.get(key);
             }
+            if (m.getReturnType() == java.util.Optional.class) {
+                return java.util.Optional.empty();
+            }
             if (m.getReturnType().isInterface()) {
                 return proxy(m.getReturnType(), key + ".", overrides);
             }

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.Uuid;
 
 /**
@@ -23,7 +24,7 @@ import org.apache.kafka.common.Uuid;
  * (holder, renew deadline, monotonic transitions, one writer).
  *
  * <pre>
- * __cluster/controller.lock           held (OS file lock) while a binding is open
+ * __cluster/controller.lock           locked (OS file lock) for each lease update and fenced write
  * __cluster/controller.lease          {"holder":…,"renewDeadlineMs":…,"transitions":…}
  * __cluster/cluster.id                the cluster ID, one line
  * __cluster/assignment.json           the published Assignment
@@ -31,54 +32,78 @@ import org.apache.kafka.common.Uuid;
  * __cluster/producer_ids/next-block.json {"nextBlockStart":…}
  * </pre>
  *
- * <p>Exclusivity: {@link #open} takes an OS lock on {@code controller.lock} for as long as the
- * binding is open, so two controller processes on one machine never share a data directory.
- * Fencing: every write first reads the lease file and refuses unless its {@code transitions}
- * equals the writer's epoch and it has a holder; lease updates and fenced writes take one
- * monitor, so within a process no write can slip between a takeover and its check. (Across
- * processes the check and the write are two steps; the OS lock is what keeps a second process
- * out. The Kubernetes binding makes the check part of the update through the resource version.)
+ * <p>Several controllers may open one data directory: one leads, the others wait on the lease
+ * (standbys). Every lease update and every fenced write runs under an exclusive OS lock on
+ * {@code controller.lock} (and a monitor per directory within this JVM, since OS locks are per
+ * process), taken for that one operation only: a fenced write reads the lease and writes its file
+ * with no other controller in between, so once a standby has taken the lease under a new epoch,
+ * nothing the old holder writes under its epoch lands, whatever it believes. This is the
+ * standalone counterpart of the Kubernetes binding's resource-version check. The lock is taken
+ * with a bound: a holder frozen inside an operation (SIGSTOP) makes the others' operations fail,
+ * not hang.
  */
 public final class StandaloneMetadata implements ClusterMetadata {
+    /** How long an operation waits for another controller's operation to release the lock. */
+    static final long LOCK_WAIT_MS = 2_000;
+    private static final ConcurrentHashMap<Path, Object> MONITORS = new ConcurrentHashMap<>();
+
     private final Path clusterDir;
     private final FileChannel lockChannel;
-    private final FileLock processLock;
+    private final Object monitor;
     private final Path leaseFile;
     private final Disk disk;
 
-    private StandaloneMetadata(Path clusterDir, FileChannel lockChannel, FileLock processLock, Disk disk) {
+    private StandaloneMetadata(Path clusterDir, FileChannel lockChannel, Disk disk) {
         this.disk = disk;
         this.clusterDir = clusterDir;
         this.lockChannel = lockChannel;
-        this.processLock = processLock;
+        this.monitor = MONITORS.computeIfAbsent(clusterDir, d -> new Object());
         this.leaseFile = clusterDir.resolve("controller.lease");
     }
 
-    /**
-     * Opens the binding on {@code dataDir}, taking its process lock.
-     *
-     * @throws IllegalStateException if another controller (process, or binding in this process) has it open
-     */
+    /** Opens the binding on {@code dataDir}; other controllers may have it open too (standbys). */
     public static StandaloneMetadata open(Path dataDir) throws IOException {
         return open(dataDir, Disk.SYSTEM);
     }
 
     /** As {@link #open(Path)}, writing through {@code disk} (the durability tests' seam). */
     public static StandaloneMetadata open(Path dataDir, Disk disk) throws IOException {
-        Path clusterDir = dataDir.toAbsolutePath().resolve("__cluster");
+        Path clusterDir = dataDir.toAbsolutePath().normalize().resolve("__cluster");
         Files.createDirectories(clusterDir);
         FileChannel channel = FileChannel.open(clusterDir.resolve("controller.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock lock;
-        try {
-            lock = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            lock = null;
+        return new StandaloneMetadata(clusterDir, channel, disk);
+    }
+
+    @FunctionalInterface
+    private interface Operation<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs one lease update or fenced write with every other controller of this directory kept out. */
+    private <T> T exclusive(Operation<T> op) throws IOException {
+        synchronized (monitor) {
+            FileLock lock = null;
+            long deadline = System.nanoTime() + LOCK_WAIT_MS * 1_000_000;
+            try {
+                while ((lock = lockChannel.tryLock()) == null) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException("another controller held " + clusterDir.resolve("controller.lock")
+                                + " for more than " + LOCK_WAIT_MS + " ms");
+                    }
+                    Thread.sleep(5);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted waiting for the controller lock", e);
+            } catch (OverlappingFileLockException e) {
+                throw new IllegalStateException("the controller lock is held elsewhere in this process", e);
+            }
+            try {
+                return op.run();
+            } finally {
+                lock.release();
+            }
         }
-        if (lock == null) {
-            channel.close();
-            throw new IllegalStateException("another kaas controller is already running on data directory " + dataDir);
-        }
-        return new StandaloneMetadata(clusterDir, channel, lock, disk);
     }
 
     public Path clusterDir() {
@@ -86,9 +111,8 @@ public final class StandaloneMetadata implements ClusterMetadata {
     }
 
     @Override
-    public synchronized void close() throws IOException {
-        if (lockChannel.isOpen()) {
-            processLock.release();
+    public void close() throws IOException {
+        synchronized (monitor) {
             lockChannel.close();
         }
     }
@@ -98,7 +122,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
         return new ControllerLease() {
             @Override
             public LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
-                synchronized (StandaloneMetadata.this) {
+                return exclusive(() -> {
                     LeaseRecord current = readLease();
                     if (current != null && current.holder() != null && !current.holder().equals(holder)
                             && nowMs < current.renewDeadlineMs()) {
@@ -111,17 +135,18 @@ public final class StandaloneMetadata implements ClusterMetadata {
                     LeaseRecord next = new LeaseRecord(holder, nowMs + durationMs, transitions);
                     AtomicFiles.write(disk, leaseFile, Json.bytes(next));
                     return next;
-                }
+                });
             }
 
             @Override
             public void release(String holder) throws IOException {
-                synchronized (StandaloneMetadata.this) {
+                exclusive(() -> {
                     LeaseRecord current = readLease();
                     if (current != null && holder.equals(current.holder())) {
                         AtomicFiles.write(disk, leaseFile, Json.bytes(new LeaseRecord(null, 0, current.transitions())));
                     }
-                }
+                    return null;
+                });
             }
         };
     }
@@ -131,7 +156,7 @@ public final class StandaloneMetadata implements ClusterMetadata {
         return bytes.isEmpty() ? null : Json.read(bytes.get(), LeaseRecord.class);
     }
 
-    /** Call with the monitor held, right before the write it guards. */
+    /** Call inside {@link #exclusive}, right before the write it guards. */
     private void checkEpoch(long leaseEpoch, String what) throws IOException {
         LeaseRecord lease = readLease();
         if (lease == null || lease.holder() == null || lease.transitions() != leaseEpoch) {
@@ -156,10 +181,11 @@ public final class StandaloneMetadata implements ClusterMetadata {
 
             @Override
             public void store(long leaseEpoch, List<TopicSpec> topics) throws IOException {
-                synchronized (StandaloneMetadata.this) {
+                exclusive(() -> {
                     checkEpoch(leaseEpoch, "the topic catalog");
                     AtomicFiles.write(disk, file, Json.bytes(new CatalogFile(topics)));
-                }
+                    return null;
+                });
             }
         };
     }
@@ -176,10 +202,11 @@ public final class StandaloneMetadata implements ClusterMetadata {
 
             @Override
             public void store(long leaseEpoch, String json) throws IOException {
-                synchronized (StandaloneMetadata.this) {
+                exclusive(() -> {
                     checkEpoch(leaseEpoch, "the assignment");
                     AtomicFiles.write(disk, file, json.getBytes(StandardCharsets.UTF_8));
-                }
+                    return null;
+                });
             }
         };
     }
@@ -190,28 +217,34 @@ public final class StandaloneMetadata implements ClusterMetadata {
     @Override
     public ProducerIdStore producerIds() {
         Path file = clusterDir.resolve("producer_ids").resolve("next-block.json");
-        return leaseEpoch -> {
-            synchronized (StandaloneMetadata.this) {
-                checkEpoch(leaseEpoch, "a producer id block");
-                var bytes = AtomicFiles.read(file);
-                long start = bytes.isEmpty() ? 0 : Json.read(bytes.get(), NextBlock.class).nextBlockStart();
-                // Durable before handed out: a crash after this line wastes a block, never reuses one.
-                AtomicFiles.write(disk, file, Json.bytes(new NextBlock(start + ProducerIdStore.BLOCK_SIZE)));
-                return start;
-            }
-        };
+        return leaseEpoch -> exclusive(() -> {
+            checkEpoch(leaseEpoch, "a producer id block");
+            var bytes = AtomicFiles.read(file);
+            long start = bytes.isEmpty() ? 0 : Json.read(bytes.get(), NextBlock.class).nextBlockStart();
+            // Durable before handed out: a crash after this line wastes a block, never reuses one.
+            AtomicFiles.write(disk, file, Json.bytes(new NextBlock(start + ProducerIdStore.BLOCK_SIZE)));
+            return start;
+        });
     }
 
     @Override
-    public synchronized String clusterId(long leaseEpoch) throws IOException {
+    public String clusterId(long leaseEpoch) throws IOException {
         Path file = clusterDir.resolve("cluster.id");
-        var bytes = AtomicFiles.read(file);
-        if (bytes.isPresent()) {
-            return new String(bytes.get(), StandardCharsets.UTF_8).trim();
-        }
-        checkEpoch(leaseEpoch, "the cluster id");
-        String id = Uuid.randomUuid().toString();
-        AtomicFiles.write(disk, file, (id + "\n").getBytes(StandardCharsets.UTF_8));
-        return id;
+        return exclusive(() -> {
+            var bytes = AtomicFiles.read(file);
+            if (bytes.isPresent()) {
+                return new String(bytes.get(), StandardCharsets.UTF_8).trim();
+            }
+            checkEpoch(leaseEpoch, "the cluster id");
+            String id = Uuid.randomUuid().toString();
+            AtomicFiles.write(disk, file, (id + "\n").getBytes(StandardCharsets.UTF_8));
+            return id;
+        });
+    }
+
+    /** The cluster id a broker finds on its data directory, empty when no controller created one there yet. */
+    public static String readClusterId(Path dataDir) throws IOException {
+        var bytes = AtomicFiles.read(dataDir.toAbsolutePath().resolve("__cluster").resolve("cluster.id"));
+        return bytes.map(b -> new String(b, StandardCharsets.UTF_8).trim()).orElse("");
     }
 }

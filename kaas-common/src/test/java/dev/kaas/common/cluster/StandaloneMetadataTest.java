@@ -81,11 +81,36 @@ class StandaloneMetadataTest {
     }
 
     @Test
-    void theDataDirectoryIsHeldByOneBindingAtATime() throws Exception {
-        StandaloneMetadata first = StandaloneMetadata.open(data);
-        assertThatThrownBy(() -> StandaloneMetadata.open(data)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("already running");
-        first.close();
-        StandaloneMetadata.open(data).close();
+    void aStandbyBindingOnTheSameDirectoryWaitsForTheLeaseAndFencesTheOldHolderOnceItTakesIt() throws Exception {
+        try (StandaloneMetadata active = StandaloneMetadata.open(data); StandaloneMetadata standby = StandaloneMetadata.open(data)) {
+            long epoch = active.lease().acquireOrRenew("a", 0, 5000).transitions();
+            String clusterId = active.clusterId(epoch);
+            LeaseRecord seen = standby.lease().acquireOrRenew("b", 4999, 5000);
+            assertThat(seen.holder()).as("the standby waits while the lease is held").isEqualTo("a");
+            active.topics().store(epoch, List.of(T));
+            assertThat(standby.clusterId(seen.transitions())).isEqualTo(clusterId);
+
+            // The holder stops renewing (hung or dead): after its deadline the standby takes over.
+            LeaseRecord taken = standby.lease().acquireOrRenew("b", 5000, 5000);
+            assertThat(taken.holder()).isEqualTo("b");
+            assertThat(taken.transitions()).isEqualTo(epoch + 1);
+            assertThatThrownBy(() -> active.topics().store(epoch, List.of()))
+                    .as("the old holder, still believing it leads, writes nothing").isInstanceOf(LeaseFencedException.class);
+            assertThatThrownBy(() -> active.assignments().store(epoch, "{}")).isInstanceOf(LeaseFencedException.class);
+            assertThatThrownBy(() -> active.producerIds().allocateBlock(epoch)).isInstanceOf(LeaseFencedException.class);
+            assertThat(standby.topics().topics()).containsExactly(T);
+            standby.topics().store(taken.transitions(), List.of());
+            assertThat(active.lease().acquireOrRenew("a", 6000, 5000).holder()).as("the old holder cannot renew").isEqualTo("b");
+        }
+    }
+
+    @Test
+    void aBrokerReadsTheClusterIdOfItsDataDirectory() throws Exception {
+        assertThat(StandaloneMetadata.readClusterId(data)).isEmpty();
+        try (StandaloneMetadata m = StandaloneMetadata.open(data)) {
+            long epoch = m.lease().acquireOrRenew("a", 0, 5000).transitions();
+            String id = m.clusterId(epoch);
+            assertThat(StandaloneMetadata.readClusterId(data)).isEqualTo(id);
+        }
     }
 }

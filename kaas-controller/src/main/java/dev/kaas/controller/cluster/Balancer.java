@@ -11,113 +11,241 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
  * Computes the next assignment from the previous one, the catalog and the live brokers. Pure and
  * deterministic: same inputs, same output.
  *
- * <p>Rules: a partition or slot whose owner is alive stays (same epoch). An orphan goes to the
- * least-loaded live broker (ties: lowest id), and its epoch becomes previous + 1, so every change
- * of writer is a new epoch and a deposed writer's files carry a dead epoch. With no live broker
- * the owner is -1 and the epoch is kept, so the next owner still gets a fresh one.
+ * <p>Three kinds of resource are balanced separately: partitions (all topics together, ties
+ * broken towards the broker with the fewest partitions of the same topic, so a topic created on
+ * N brokers spreads evenly over them), group slots and transaction slots.
+ *
+ * <p>Rules:
+ * <ul>
+ *   <li>A partition or slot whose owner is alive stays (same epoch).
+ *   <li>An orphan (owner dead, absent, or -1 and not being relinquished) goes to the least loaded
+ *       live broker, and its epoch becomes previous + 1: every change of writer is a new epoch,
+ *       so a deposed writer's files carry a dead epoch. With no live broker the owner is -1 and
+ *       the epoch is kept, so the next owner still gets a fresh one.
+ *   <li>A move away from a live owner is a handoff in two publications: first the owner becomes
+ *       -1 (same epoch) so the old owner closes the partition; the key is then in {@code closing}
+ *       until the controller heard that the old owner applied it; only then is it an orphan and
+ *       placed, under epoch + 1. While closing it keeps its place in the loads of its future
+ *       owner, so the balance does not move anything twice.
+ *   <li>Moves start only when a kind is uneven (max − min > 1 live broker loads), from the most
+ *       loaded to the least loaded broker, at most {@code maxMoves} in flight (closing) at once
+ *       over all kinds: the fewest moves that even the spread, paced.
+ * </ul>
  */
 public final class Balancer {
     private Balancer() {
     }
 
+    public static String partitionKey(String topicId, int partition) {
+        return topicId + "/" + partition;
+    }
+
+    public static String groupSlotKey(int slot) {
+        return "group-slot/" + slot;
+    }
+
+    public static String txnSlotKey(int slot) {
+        return "txn-slot/" + slot;
+    }
+
+    /** As {@link #next(Assignment, List, List, long, long, String, Set, int)} with no move of a live placement. */
     public static Assignment next(Assignment prev, List<TopicSpec> catalog, List<BrokerInfo> alive,
                                   long version, long controllerEpoch, String clusterId) {
+        return next(prev, catalog, alive, version, controllerEpoch, clusterId, Set.of(), 0);
+    }
+
+    /**
+     * @param closing keys ({@link #partitionKey}, {@link #groupSlotKey}, {@link #txnSlotKey}) whose
+     *                handoff was published and whose old owner has not yet reported it closed
+     * @param maxMoves the most handoffs that may be in flight at once, counting {@code closing}
+     */
+    public static Assignment next(Assignment prev, List<TopicSpec> catalog, List<BrokerInfo> alive,
+                                  long version, long controllerEpoch, String clusterId,
+                                  Set<String> closing, int maxMoves) {
         List<BrokerInfo> brokers = alive.stream().sorted(Comparator.comparingInt(BrokerInfo::id)).toList();
-        Map<Integer, Integer> load = new TreeMap<>();
-        brokers.forEach(b -> load.put(b.id(), 0));
+        List<Integer> ids = brokers.stream().map(BrokerInfo::id).toList();
+        int[] budget = {Math.max(0, maxMoves - closing.size())};
 
         Map<String, PartitionAssignment> prevPartitions = new HashMap<>();
         for (TopicAssignment t : prev.topics()) {
             for (PartitionAssignment p : t.partitions()) {
-                prevPartitions.put(t.topic().topicId() + "/" + p.partition(), p);
+                prevPartitions.put(partitionKey(t.topic().topicId(), p.partition()), p);
             }
         }
         List<TopicSpec> topics = catalog.stream().sorted(Comparator.comparing(TopicSpec::name)).toList();
-
-        // First pass keeps every live placement, so loads are known before orphans are placed.
-        Map<String, PartitionAssignment> kept = new HashMap<>();
+        List<Item> partitionItems = new ArrayList<>();
         for (TopicSpec t : topics) {
             for (int p = 0; p < t.partitions(); p++) {
-                PartitionAssignment before = prevPartitions.get(t.topicId() + "/" + p);
-                if (before != null && load.containsKey(before.leader())) {
-                    kept.put(t.topicId() + "/" + p, before);
-                    load.merge(before.leader(), 1, Integer::sum);
-                }
+                PartitionAssignment before = prevPartitions.get(partitionKey(t.topicId(), p));
+                partitionItems.add(new Item(partitionKey(t.topicId(), p), t.topicId(),
+                        before == null ? null : before.leader(), before == null ? 0 : before.leaderEpoch()));
             }
         }
+        balance(partitionItems, ids, closing, budget);
         List<TopicAssignment> out = new ArrayList<>();
+        int i = 0;
         for (TopicSpec t : topics) {
             List<PartitionAssignment> parts = new ArrayList<>();
             for (int p = 0; p < t.partitions(); p++) {
-                String key = t.topicId() + "/" + p;
-                PartitionAssignment keep = kept.get(key);
-                if (keep != null) {
-                    parts.add(keep);
-                    continue;
-                }
-                PartitionAssignment before = prevPartitions.get(key);
-                parts.add(place(p, before, load));
+                Item item = partitionItems.get(i++);
+                parts.add(new PartitionAssignment(p, item.owner, item.epoch));
             }
             out.add(new TopicAssignment(t, parts));
         }
-        List<SlotAssignment> groupSlots = slots(prev.groupSlots(), load);
-        List<SlotAssignment> txnSlots = slots(prev.txnSlots(), load);
+        List<SlotAssignment> groupSlots = slots(prev.groupSlots(), Balancer::groupSlotKey, ids, closing, budget);
+        List<SlotAssignment> txnSlots = slots(prev.txnSlots(), Balancer::txnSlotKey, ids, closing, budget);
         return new Assignment(version, controllerEpoch, clusterId, brokers, out, groupSlots, txnSlots);
     }
 
-    private static PartitionAssignment place(int partition, PartitionAssignment before, Map<Integer, Integer> load) {
-        Integer target = leastLoaded(load);
-        if (target == null) {
-            return new PartitionAssignment(partition, PartitionAssignment.NO_LEADER, before == null ? 0 : before.leaderEpoch());
-        }
-        load.merge(target, 1, Integer::sum);
-        // An orphan's previous leader is dead or absent, so any placement is a change of writer.
-        return new PartitionAssignment(partition, target, before == null ? 0 : before.leaderEpoch() + 1);
-    }
-
-    private static List<SlotAssignment> slots(List<SlotAssignment> prev, Map<Integer, Integer> load) {
+    private static List<SlotAssignment> slots(List<SlotAssignment> prev, java.util.function.IntFunction<String> key,
+                                              List<Integer> ids, Set<String> closing, int[] budget) {
         Map<Integer, SlotAssignment> before = new HashMap<>();
         prev.forEach(s -> before.put(s.slot(), s));
-        // Slots are balanced among themselves, separately from partitions.
-        Map<Integer, Integer> slotLoad = new TreeMap<>();
-        load.keySet().forEach(b -> slotLoad.put(b, 0));
-        SlotAssignment[] out = new SlotAssignment[Assignment.SLOTS];
+        List<Item> items = new ArrayList<>();
         for (int s = 0; s < Assignment.SLOTS; s++) {
             SlotAssignment b = before.get(s);
-            if (b != null && slotLoad.containsKey(b.broker())) {
-                out[s] = b;
-                slotLoad.merge(b.broker(), 1, Integer::sum);
-            }
+            items.add(new Item(key.apply(s), "", b == null ? null : b.broker(), b == null ? 0 : b.epoch()));
         }
+        balance(items, ids, closing, budget);
+        List<SlotAssignment> out = new ArrayList<>();
         for (int s = 0; s < Assignment.SLOTS; s++) {
-            if (out[s] != null) {
-                continue;
-            }
-            SlotAssignment b = before.get(s);
-            Integer target = leastLoaded(slotLoad);
-            if (target == null) {
-                out[s] = new SlotAssignment(s, PartitionAssignment.NO_LEADER, b == null ? 0 : b.epoch());
-            } else {
-                slotLoad.merge(target, 1, Integer::sum);
-                out[s] = new SlotAssignment(s, target, b == null ? 0 : b.epoch() + 1);
-            }
+            out.add(new SlotAssignment(s, items.get(s).owner, items.get(s).epoch));
         }
-        return List.of(out);
+        return out;
     }
 
-    private static Integer leastLoaded(Map<Integer, Integer> load) {
-        Integer best = null;
-        for (var e : load.entrySet()) {
-            if (best == null || e.getValue() < load.get(best)) {
-                best = e.getKey();
+    /** One partition or slot being placed. {@code owner == null}: it did not exist before. */
+    private static final class Item {
+        final String key;
+        final String group;
+        final boolean existed;
+        int owner;
+        int epoch;
+
+        Item(String key, String group, Integer owner, int epoch) {
+            this.key = key;
+            this.group = group;
+            this.existed = owner != null;
+            this.owner = owner == null ? PartitionAssignment.NO_LEADER : owner;
+            this.epoch = epoch;
+        }
+    }
+
+    /** Loads of one kind: per broker, and per broker within a group (a topic). */
+    private static final class Loads {
+        final Map<Integer, Integer> total = new TreeMap<>();
+        final Map<String, Map<Integer, Integer>> byGroup = new HashMap<>();
+
+        Loads(List<Integer> ids) {
+            ids.forEach(id -> total.put(id, 0));
+        }
+
+        void add(int broker, String group, int delta) {
+            total.merge(broker, delta, Integer::sum);
+            byGroup.computeIfAbsent(group, g -> new HashMap<>()).merge(broker, delta, Integer::sum);
+        }
+
+        int inGroup(int broker, String group) {
+            return byGroup.getOrDefault(group, Map.of()).getOrDefault(broker, 0);
+        }
+
+        /** Least total load, then fewest of {@code group}, then lowest id. */
+        Integer target(String group) {
+            Integer best = null;
+            for (int b : total.keySet()) {
+                if (best == null || total.get(b) < total.get(best)
+                        || (total.get(b).equals(total.get(best)) && inGroup(b, group) < inGroup(best, group))) {
+                    best = b;
+                }
+            }
+            return best;
+        }
+
+        /** Most total load; ties: the highest id, the reverse of {@link #target}, so a move never goes back and forth. */
+        Integer donor() {
+            Integer best = null;
+            for (int b : total.keySet()) {
+                if (best == null || total.get(b) >= total.get(best)) {
+                    best = b;
+                }
+            }
+            return best;
+        }
+
+        Integer leastLoaded() {
+            Integer best = null;
+            for (int b : total.keySet()) {
+                if (best == null || total.get(b) < total.get(best)) {
+                    best = b;
+                }
+            }
+            return best;
+        }
+    }
+
+    private static void balance(List<Item> items, List<Integer> ids, Set<String> closing, int[] budget) {
+        Loads loads = new Loads(ids);
+        List<Item> orphans = new ArrayList<>();
+        List<Item> waiting = new ArrayList<>();
+        for (Item item : items) {
+            if (item.owner != PartitionAssignment.NO_LEADER && loads.total.containsKey(item.owner)) {
+                loads.add(item.owner, item.group, 1);
+            } else if (item.owner == PartitionAssignment.NO_LEADER && closing.contains(item.key)) {
+                waiting.add(item);
+            } else {
+                orphans.add(item);
             }
         }
-        return best;
+        for (Item item : orphans) {
+            Integer target = loads.target(item.group);
+            if (target == null) {
+                item.owner = PartitionAssignment.NO_LEADER;
+                continue;
+            }
+            loads.add(target, item.group, 1);
+            item.owner = target;
+            // An orphan's previous owner is dead or has closed it: any placement is a change of writer.
+            item.epoch = item.existed ? item.epoch + 1 : 0;
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        // A handoff in flight will land on whoever is least loaded when it completes: count it there now.
+        for (Item item : waiting) {
+            loads.add(loads.target(item.group), item.group, 1);
+        }
+        while (budget[0] > 0) {
+            int donor = loads.donor();
+            int receiver = loads.leastLoaded();
+            if (loads.total.get(donor) - loads.total.get(receiver) <= 1) {
+                return;
+            }
+            Item move = null;
+            int bestGain = Integer.MIN_VALUE;
+            for (Item item : items) {
+                if (item.owner != donor) {
+                    continue;
+                }
+                int gain = loads.inGroup(donor, item.group) - loads.inGroup(receiver, item.group);
+                if (gain > bestGain) {
+                    bestGain = gain;
+                    move = item;
+                }
+            }
+            if (move == null) {
+                return;
+            }
+            move.owner = PartitionAssignment.NO_LEADER;
+            loads.add(donor, move.group, -1);
+            loads.add(receiver, move.group, 1);
+            budget[0]--;
+        }
     }
 }

@@ -49,12 +49,13 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                                 session.close("not the active controller");
                                 return;
                             }
-                            core.brokerRegistered(info, reg.getIncarnation(), session);
+                            core.brokerRegistered(info, reg.getIncarnation(), reg.getClusterId(), session);
                         });
                     }
                     case STATUS -> {
                         int id = brokerId;
-                        runtime.execute(core -> core.brokerStatus(id, session));
+                        long applied = report.getStatus().getAppliedAssignmentVersion();
+                        runtime.execute(core -> core.brokerStatus(id, session, applied));
                     }
                     default -> LOG.warnf("ignoring an empty broker report broker=%d", brokerId);
                 }
@@ -116,6 +117,11 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
         @Override
         public void refuse(String reason) {
             end(Status.ALREADY_EXISTS.withDescription(reason));
+        }
+
+        @Override
+        public void refuseForeign(String reason) {
+            end(Status.FAILED_PRECONDITION.withDescription(reason));
         }
 
         private void end(Status status) {

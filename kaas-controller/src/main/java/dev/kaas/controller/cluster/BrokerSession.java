@@ -10,4 +10,7 @@ public interface BrokerSession {
 
     /** Ends a stream whose registration is refused; the broker is expected to retry later. */
     void refuse(String reason);
+
+    /** Ends a stream whose broker is not on this cluster's volume (its cluster id differs). */
+    void refuseForeign(String reason);
 }

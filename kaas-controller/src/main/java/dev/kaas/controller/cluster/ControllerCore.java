@@ -7,6 +7,7 @@ import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
@@ -50,12 +51,21 @@ import org.jboss.logging.Logger;
  * {@link Balancer}; a different result gets the next version, is stored through the port and only
  * then pushed to every connected broker.
  *
- * <p>Broker sessions: a broker whose stream breaks keeps its placements (and epochs) until its
- * session times out, as Apache keeps a broker unfenced until {@code broker.session.timeout.ms}:
- * the same process reconnecting changes nothing. A broker that ends its stream cleanly (shutdown)
- * is gone at once. A new incarnation of a broker id is a new writer: its old placements are
- * orphaned first, so they come back under new epochs. A second incarnation registering while the
- * first one's stream is open and reporting is refused, as Apache refuses a duplicate registration.
+ * <p>Broker sessions: a broker whose stream ends, cleanly (controlled shutdown: it closed its
+ * partitions first) or not (kill -9, a cut connection), loses its placements at once: the epoch
+ * fence makes early reassignment safe, since a deposed broker that is still running can no longer
+ * acknowledge anything. A broker that stays connected but stops reporting (hung, SIGSTOP) loses
+ * them after {@code brokerSessionTimeoutMs}, as Apache fences a broker after
+ * {@code broker.session.timeout.ms}. A new incarnation of a broker id is a new writer: its old
+ * placements are orphaned first, so they come back under new epochs. A second incarnation
+ * registering while the first one's stream is open and reporting is refused, as Apache refuses a
+ * duplicate registration; so is a broker whose data directory carries another cluster id (it is
+ * not on this cluster's volume).
+ *
+ * <p>Handoffs: a move away from a live broker (a join rebalance) is published as "no owner" first;
+ * the key stays in {@link #relinquishing} until that broker reports an applied assignment version
+ * at least as new, which it does only after it closed what it lost; then the next publication
+ * places it under a new epoch (see {@link Balancer}).
  */
 public final class ControllerCore {
     private static final Logger LOG = Logger.getLogger(ControllerCore.class);
@@ -68,17 +78,21 @@ public final class ControllerCore {
      * @param maxPartitions the most partitions the catalog may hold ({@code kaas.controller.max-partitions})
      */
     public record Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
-                           int numPartitions, int maxPartitions) {
+                           int numPartitions, int maxPartitions, int maxMovesInFlight) {
         /** Stop writing this long after a renewal began: two thirds of the lease, as Kubernetes' renew deadline. */
         long stepDownAfterMs() {
             return leaseDurationMs * 2 / 3;
         }
     }
 
-    private record Live(BrokerInfo info, String incarnation, BrokerSession session, long lastSeenMs, boolean connected) {
-        Live seen(long nowMs) {
-            return new Live(info, incarnation, session, nowMs, connected);
+    private record Live(BrokerInfo info, String incarnation, BrokerSession session, long lastSeenMs, long appliedVersion) {
+        Live seen(long nowMs, long applied) {
+            return new Live(info, incarnation, session, nowMs, Math.max(appliedVersion, applied));
         }
+    }
+
+    /** A handoff in flight: {@code from} was told to close the key in assignment {@code version}. */
+    private record Relinquish(int from, long version) {
     }
 
     private final ClusterMetadata metadata;
@@ -87,6 +101,7 @@ public final class ControllerCore {
     private final Map<Integer, Live> live = new HashMap<>();
     /** Broker ids that registered during this term: the start-up grace no longer speaks for them. */
     private final Set<Integer> heardFrom = new HashSet<>();
+    private final Map<String, Relinquish> relinquishing = new HashMap<>();
 
     private long epoch = -1;
     private long writableUntilMs;
@@ -112,6 +127,11 @@ public final class ControllerCore {
 
     public Assignment current() {
         return current;
+    }
+
+    /** The cluster id this controller leads, null before it first led. */
+    public String clusterId() {
+        return clusterId;
     }
 
     long stepDownAfterMs() {
@@ -154,6 +174,8 @@ public final class ControllerCore {
         current = metadata.assignments().load().orElseGet(() -> Assignment.empty(clusterId));
         epoch = controllerEpoch;
         heardFrom.clear();
+        // A handoff the last controller started is completed by the fence: its key is placed as an orphan.
+        relinquishing.clear();
         graceUntilMs = clock.getAsLong() + settings.startupGraceMs();
         LOG.infof("controller active epoch=%d assignmentVersion=%d topics=%d", epoch, current.version(), catalog.size());
         publishIfChanged();
@@ -165,8 +187,9 @@ public final class ControllerCore {
         }
         LOG.warnf("controller stepped down epoch=%d: %s", epoch, why);
         epoch = -1;
-        live.values().stream().filter(Live::connected).forEach(l -> l.session().close("controller stepped down: " + why));
+        live.values().forEach(l -> l.session().close("controller stepped down: " + why));
         live.clear();
+        relinquishing.clear();
     }
 
     private void maybeStepDown() {
@@ -175,14 +198,26 @@ public final class ControllerCore {
         }
     }
 
-    public void brokerRegistered(BrokerInfo info, String incarnation, BrokerSession session) throws IOException {
+    /**
+     * @param brokerClusterId the cluster id the broker read from its data directory: a broker whose
+     *                        directory is not this cluster's volume is refused
+     */
+    public void brokerRegistered(BrokerInfo info, String incarnation, String brokerClusterId, BrokerSession session)
+            throws IOException {
         requireLeader();
+        if (!clusterId.equals(brokerClusterId)) {
+            LOG.errorf("refused registration broker=%d incarnation=%s: its data directory has cluster id '%s', this cluster is %s",
+                    info.id(), incarnation, brokerClusterId, clusterId);
+            session.refuseForeign("broker " + info.id() + " reads cluster id '" + brokerClusterId + "' from its data directory,"
+                    + " but this cluster is " + clusterId + ": the broker's data directory must be the cluster's shared volume");
+            return;
+        }
         long now = clock.getAsLong();
         Live before = live.get(info.id());
         heardFrom.add(info.id());
         if (before != null && before.session() != session) {
             boolean sameProcess = before.incarnation().equals(incarnation);
-            boolean alive = before.connected() && now - before.lastSeenMs() <= settings.brokerSessionTimeoutMs();
+            boolean alive = now - before.lastSeenMs() <= settings.brokerSessionTimeoutMs();
             if (alive && !sameProcess) {
                 LOG.warnf("refused registration broker=%d incarnation=%s: incarnation %s is registered and alive",
                         info.id(), incarnation, before.incarnation());
@@ -190,49 +225,58 @@ public final class ControllerCore {
                         + before.incarnation() + "); this broker retries until that session ends");
                 return;
             }
-            if (before.connected()) {
-                before.session().close("broker " + info.id() + " registered again (incarnation " + incarnation + ")");
-            }
+            before.session().close("broker " + info.id() + " registered again (incarnation " + incarnation + ")");
             if (!sameProcess) {
                 // A new process under this id: orphan the old one's placements first, so they come
                 // back under new epochs and whatever the old process still writes is fenced.
-                live.remove(info.id());
+                remove(info.id());
                 publishIfChanged();
             }
         }
-        live.put(info.id(), new Live(info, incarnation, session, now, true));
+        live.put(info.id(), new Live(info, incarnation, session, now, before != null && before.incarnation().equals(incarnation)
+                ? before.appliedVersion() : -1));
         LOG.infof("broker registered broker=%d incarnation=%s endpoints=%s", info.id(), incarnation, info.endpoints());
         session.sendAssignment(current.version(), current.controllerEpoch(), Json.string(current));
         publishIfChanged();
     }
 
-    public void brokerStatus(int brokerId, BrokerSession session) {
+    /**
+     * A status report: the broker is alive, and has applied (opened and closed what it gained and
+     * lost) every assignment up to {@code appliedVersion}, which completes the handoffs it was asked for.
+     */
+    public void brokerStatus(int brokerId, BrokerSession session, long appliedVersion) throws IOException {
         Live l = live.get(brokerId);
-        if (l != null && l.session() == session) {
-            live.put(brokerId, l.seen(clock.getAsLong()));
+        if (l == null || l.session() != session) {
+            return;
+        }
+        live.put(brokerId, l.seen(clock.getAsLong(), appliedVersion));
+        if (relinquishing.values().removeIf(r -> r.from() == brokerId && r.version() <= appliedVersion) && isLeader()) {
+            publishIfChanged();
         }
     }
 
     /**
-     * The stream of {@code session} ended. {@code clean}: the broker completed it (it is shutting
-     * down), so its partitions move at once; otherwise it keeps them until its session times out
-     * or it registers again.
+     * The stream of {@code session} ended: cleanly (the broker shut down after closing its
+     * partitions) or not (it died, or the connection was cut). Either way its placements move at
+     * once: a live-but-cut broker is fenced by the new epochs, and reconnects as the same
+     * incarnation to get its share back through the balancer.
      */
     public void brokerGone(int brokerId, BrokerSession session, boolean clean) throws IOException {
         Live l = live.get(brokerId);
         if (l == null || l.session() != session) {
             return;
         }
-        if (!clean) {
-            LOG.infof("broker stream broken broker=%d: its placements are kept until it reconnects or its session times out", brokerId);
-            live.put(brokerId, new Live(l.info(), l.incarnation(), session, l.lastSeenMs(), false));
-            return;
-        }
-        live.remove(brokerId);
-        LOG.infof("broker gone broker=%d", brokerId);
+        remove(brokerId);
+        LOG.infof("broker gone broker=%d (%s)", brokerId, clean ? "shut down" : "stream broken");
         if (isLeader()) {
             publishIfChanged();
         }
+    }
+
+    private void remove(int brokerId) {
+        live.remove(brokerId);
+        // Whatever it was closing is fenced by the next owner's epoch.
+        relinquishing.values().removeIf(r -> r.from() == brokerId);
     }
 
     /** Periodic: step down if the lease went unrenewed, expire silent brokers, publish once the start-up grace is over. */
@@ -246,11 +290,10 @@ public final class ControllerCore {
                 .filter(e -> now - e.getValue().lastSeenMs() > settings.brokerSessionTimeoutMs())
                 .map(Map.Entry::getKey).toList();
         for (int id : expired) {
-            Live l = live.remove(id);
+            Live l = live.get(id);
+            remove(id);
             LOG.warnf("broker session expired broker=%d", id);
-            if (l.connected()) {
-                l.session().close("no report within the broker session timeout");
-            }
+            l.session().close("no report within the broker session timeout");
         }
         publishIfChanged();
     }
@@ -377,7 +420,8 @@ public final class ControllerCore {
             return;
         }
         List<BrokerInfo> brokers = new ArrayList<>(live.values().stream().map(Live::info).toList());
-        if (clock.getAsLong() < graceUntilMs) {
+        boolean inGrace = clock.getAsLong() < graceUntilMs;
+        if (inGrace) {
             // Presume the previous brokers alive until they had a chance to reconnect.
             for (BrokerInfo b : current.brokers()) {
                 if (!live.containsKey(b.id()) && !heardFrom.contains(b.id())) {
@@ -385,7 +429,10 @@ public final class ControllerCore {
                 }
             }
         }
-        Assignment candidate = Balancer.next(current, catalog, brokers, current.version() + 1, epoch, clusterId);
+        // No handoff during the grace: a presumed broker could not report that it closed anything.
+        int maxMoves = inGrace ? 0 : settings.maxMovesInFlight();
+        Assignment candidate = Balancer.next(current, catalog, brokers, current.version() + 1, epoch, clusterId,
+                relinquishing.keySet(), maxMoves);
         if (samePlacement(candidate, current)) {
             return;
         }
@@ -394,14 +441,53 @@ public final class ControllerCore {
             metadata.assignments().store(epoch, json);
             return null;
         });
+        Assignment before = current;
         current = candidate;
-        LOG.infof("assignment published version=%d epoch=%d brokers=%d topics=%d bytes=%d",
-                candidate.version(), epoch, candidate.brokers().size(), candidate.topics().size(), json.length());
+        int moves = recordHandoffs(before, candidate);
+        LOG.infof("assignment published version=%d epoch=%d brokers=%d topics=%d handoffs=%d/%d bytes=%d",
+                candidate.version(), epoch, candidate.brokers().size(), candidate.topics().size(), moves,
+                relinquishing.size(), json.length());
         for (Live l : live.values()) {
-            if (l.connected()) {
-                l.session().sendAssignment(candidate.version(), epoch, json);
-            }
+            l.session().sendAssignment(candidate.version(), epoch, json);
         }
+    }
+
+    /** Keys that went from a live owner to none in {@code next} are handoffs started now; returns how many. */
+    private int recordHandoffs(Assignment prev, Assignment next) {
+        Map<String, Integer> owners = new HashMap<>();
+        prev.topics().forEach(t -> t.partitions().forEach(p ->
+                owners.put(Balancer.partitionKey(t.topic().topicId(), p.partition()), p.leader())));
+        prev.groupSlots().forEach(s -> owners.put(Balancer.groupSlotKey(s.slot()), s.broker()));
+        prev.txnSlots().forEach(s -> owners.put(Balancer.txnSlotKey(s.slot()), s.broker()));
+        int[] started = {0};
+        java.util.function.BiConsumer<String, Integer> check = (key, owner) -> {
+            Integer was = owners.get(key);
+            if (owner == PartitionAssignment.NO_LEADER && was != null && was != PartitionAssignment.NO_LEADER
+                    && live.containsKey(was) && !relinquishing.containsKey(key)) {
+                relinquishing.put(key, new Relinquish(was, next.version()));
+                started[0]++;
+            }
+        };
+        next.topics().forEach(t -> t.partitions().forEach(p ->
+                check.accept(Balancer.partitionKey(t.topic().topicId(), p.partition()), p.leader())));
+        next.groupSlots().forEach(sl -> check.accept(Balancer.groupSlotKey(sl.slot()), sl.broker()));
+        next.txnSlots().forEach(sl -> check.accept(Balancer.txnSlotKey(sl.slot()), sl.broker()));
+        // A key that was deleted (topic deleted) while being handed off no longer waits for anything.
+        relinquishing.keySet().retainAll(keysOf(next));
+        return started[0];
+    }
+
+    private static Set<String> keysOf(Assignment a) {
+        Set<String> keys = new HashSet<>();
+        a.topics().forEach(t -> t.partitions().forEach(p -> keys.add(Balancer.partitionKey(t.topic().topicId(), p.partition()))));
+        a.groupSlots().forEach(sl -> keys.add(Balancer.groupSlotKey(sl.slot())));
+        a.txnSlots().forEach(sl -> keys.add(Balancer.txnSlotKey(sl.slot())));
+        return keys;
+    }
+
+    /** For status and tests: the handoffs in flight. */
+    public int handoffsInFlight() {
+        return relinquishing.size();
     }
 
     @FunctionalInterface

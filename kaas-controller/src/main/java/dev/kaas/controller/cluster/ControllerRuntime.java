@@ -46,7 +46,8 @@ public class ControllerRuntime {
                 config.controller().brokerSessionTimeout().toMillis(),
                 config.controller().startupGrace().toMillis(),
                 config.controller().numPartitions(),
-                config.controller().maxPartitions()));
+                config.controller().maxPartitions(),
+                config.controller().maxMovesInFlight()));
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kaas-controller-loop");
             t.setDaemon(true);

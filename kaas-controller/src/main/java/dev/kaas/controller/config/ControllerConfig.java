@@ -55,6 +55,14 @@ public interface ControllerConfig {
         /** Partitions for CreateTopics with -1 and for auto-created topics (Apache {@code num.partitions}). */
         @WithDefault("1")
         int numPartitions();
+
+        /**
+         * Handoffs (planned moves of a partition or coordinator slot away from a live broker, as
+         * when a broker joins) in flight at once. Each one makes its partition unavailable, with
+         * retriable errors, from the old owner's close to the new owner's open.
+         */
+        @WithDefault("32")
+        int maxMovesInFlight();
     }
 
     enum MetadataBinding {

@@ -7,8 +7,15 @@ import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.SlotAssignment;
 import dev.kaas.common.model.TopicSpec;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 class BalancerTest {
@@ -68,5 +75,159 @@ class BalancerTest {
         Assignment a = Balancer.next(Assignment.empty("c"), List.of(T), List.of(broker(1)), 1, 1, "c");
         Assignment b = Balancer.next(a, List.of(), List.of(broker(1)), 2, 1, "c");
         assertThat(b.topics()).isEmpty();
+    }
+
+    private static final TopicSpec TWELVE = new TopicSpec("twelve", "id-12", 12, Map.of());
+
+    private static List<BrokerInfo> brokers(int... ids) {
+        return IntStream.of(ids).mapToObj(BalancerTest::broker).toList();
+    }
+
+    private static Map<Integer, Integer> partitionLoads(Assignment a) {
+        Map<Integer, Integer> load = new TreeMap<>();
+        a.brokers().forEach(b -> load.put(b.id(), 0));
+        a.topics().forEach(t -> t.partitions().forEach(p -> {
+            if (p.leader() != PartitionAssignment.NO_LEADER) {
+                load.merge(p.leader(), 1, Integer::sum);
+            }
+        }));
+        return load;
+    }
+
+    /** What the controller does: publish, record handoffs, complete them when the old owner reports, until stable. */
+    private static Assignment settle(Assignment from, List<TopicSpec> catalog, List<BrokerInfo> alive, int maxMoves, int[] movesOut) {
+        Assignment a = from;
+        Set<String> closing = new HashSet<>();
+        for (int round = 0; round < 1000; round++) {
+            Assignment next = Balancer.next(a, catalog, alive, a.version() + 1, 1, "c", closing, maxMoves);
+            // Every key that went from a live owner to none is a handoff; the old owner "reports" at once.
+            Set<Integer> liveIds = new HashSet<>();
+            alive.forEach(x -> liveIds.add(x.id()));
+            Map<String, Integer> was = owners(a);
+            Set<String> started = new HashSet<>();
+            owners(next).forEach((key, owner) -> {
+                Integer before = was.get(key);
+                if (owner == PartitionAssignment.NO_LEADER && before != null && liveIds.contains(before)) {
+                    started.add(key);
+                }
+            });
+            assertThat(closing.size() + started.size()).as("handoffs in flight").isLessThanOrEqualTo(Math.max(maxMoves, closing.size()));
+            movesOut[0] += started.size();
+            boolean same = next.topics().equals(a.topics()) && next.groupSlots().equals(a.groupSlots())
+                    && next.txnSlots().equals(a.txnSlots()) && next.brokers().equals(a.brokers());
+            if (same && closing.isEmpty() && started.isEmpty()) {
+                return next;
+            }
+            // Reported closed after this publication: the next round places them.
+            closing = started;
+            a = next;
+        }
+        throw new AssertionError("did not settle");
+    }
+
+    private static Map<String, Integer> owners(Assignment a) {
+        Map<String, Integer> out = new HashMap<>();
+        a.topics().forEach(t -> t.partitions().forEach(p -> out.put(Balancer.partitionKey(t.topic().topicId(), p.partition()), p.leader())));
+        a.groupSlots().forEach(sl -> out.put(Balancer.groupSlotKey(sl.slot()), sl.broker()));
+        a.txnSlots().forEach(sl -> out.put(Balancer.txnSlotKey(sl.slot()), sl.broker()));
+        return out;
+    }
+
+    @Test
+    void twelvePartitionsOnThreeBrokersSpreadFourFourFourAndSlotsWithinOne() {
+        Assignment a = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        assertThat(partitionLoads(a).values()).containsOnly(4);
+        Map<Integer, Long> groupSlots = new TreeMap<>();
+        a.groupSlots().forEach(s -> groupSlots.merge(s.broker(), 1L, Long::sum));
+        assertThat(groupSlots.keySet()).containsExactly(1, 2, 3);
+        assertThat(groupSlots.values()).allSatisfy(n -> assertThat(n).isBetween(16L, 17L));
+    }
+
+    @Test
+    void aJoinMovesTheFewestPartitionsThatEvenTheSpreadAndEveryMoveIsANewEpoch() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        assertThat(partitionLoads(two).values()).containsOnly(6);
+        int[] moves = {0};
+        Assignment three = settle(two, List.of(TWELVE), brokers(1, 2, 3), 4, moves);
+        assertThat(partitionLoads(three).values()).containsOnly(4);
+        // 4 partitions + 16 group slots + 16 txn slots must reach broker 3; nothing else moves.
+        assertThat(moves[0]).isEqualTo(4 + 16 + 16);
+        List<PartitionAssignment> before = two.topics().get(0).partitions();
+        List<PartitionAssignment> after = three.topics().get(0).partitions();
+        for (int p = 0; p < 12; p++) {
+            if (after.get(p).leader() == before.get(p).leader()) {
+                assertThat(after.get(p).leaderEpoch()).isEqualTo(before.get(p).leaderEpoch());
+            } else {
+                assertThat(after.get(p).leader()).isEqualTo(3);
+                assertThat(after.get(p).leaderEpoch()).isEqualTo(before.get(p).leaderEpoch() + 1);
+            }
+        }
+    }
+
+    @Test
+    void aLeaveMovesOnlyTheLeaversPartitionsAndSpreadsThemEvenly() {
+        Assignment three = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        int[] moves = {0};
+        Assignment two = settle(three, List.of(TWELVE), brokers(1, 3), 32, moves);
+        assertThat(moves[0]).as("orphans are placed, not handed off").isZero();
+        assertThat(partitionLoads(two).values()).containsOnly(6);
+        for (int p = 0; p < 12; p++) {
+            PartitionAssignment was = three.topics().get(0).partitions().get(p);
+            PartitionAssignment now = two.topics().get(0).partitions().get(p);
+            assertThat(now.leader() == was.leader()).isEqualTo(was.leader() != 2);
+        }
+    }
+
+    @Test
+    void aHandoffThatIsStillClosingIsNotPlacedAndDoesNotMoveAnythingElse() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        Assignment first = Balancer.next(two, List.of(TWELVE), brokers(1, 2, 3), 10, 1, "c", Set.of(), 1);
+        List<PartitionAssignment> parts = first.topics().get(0).partitions();
+        int moving = IntStream.range(0, 12).filter(p -> parts.get(p).leader() == PartitionAssignment.NO_LEADER).findFirst().orElseThrow();
+        Assignment again = Balancer.next(first, List.of(TWELVE), brokers(1, 2, 3), 11, 1, "c",
+                Set.of(Balancer.partitionKey("id-12", moving)), 1);
+        assertThat(again.topics()).as("the one handoff in flight uses the whole budget").isEqualTo(first.topics());
+        assertThat(again.groupSlots()).isEqualTo(first.groupSlots());
+    }
+
+    @Test
+    void epochsOnlyEverGrowAcrossRandomJoinsLeavesAndTopicChanges() {
+        Random random = new Random(42);
+        Assignment a = Assignment.empty("c");
+        Map<String, Integer> highest = new HashMap<>();
+        List<TopicSpec> catalog = new ArrayList<>(List.of(TWELVE, T));
+        for (int step = 0; step < 200; step++) {
+            List<BrokerInfo> alive = new ArrayList<>();
+            for (int id = 1; id <= 4; id++) {
+                if (random.nextInt(3) > 0) {
+                    alive.add(broker(id));
+                }
+            }
+            if (random.nextInt(10) == 0) {
+                catalog.add(new TopicSpec("x" + step, "id-x" + step, 1 + random.nextInt(5), Map.of()));
+            }
+            a = settle(a, catalog, alive, 1 + random.nextInt(40), new int[1]);
+            Map<Integer, Integer> loads = partitionLoads(a);
+            if (!alive.isEmpty()) {
+                assertThat(java.util.Collections.max(loads.values()) - java.util.Collections.min(loads.values())).isLessThanOrEqualTo(1);
+            }
+            for (var t : a.topics()) {
+                for (PartitionAssignment p : t.partitions()) {
+                    String key = t.topic().topicId() + "/" + p.partition();
+                    Integer top = highest.get(key);
+                    Integer lastOwner = highest.get("owner:" + key);
+                    if (top != null) {
+                        assertThat(p.leaderEpoch()).as("epoch of %s", key).isGreaterThanOrEqualTo(top);
+                    }
+                    if (lastOwner != null && p.leader() != PartitionAssignment.NO_LEADER && lastOwner != p.leader()) {
+                        assertThat(p.leaderEpoch()).as("a new owner of %s gets a new epoch", key).isGreaterThan(top);
+                    }
+                    highest.put(key, p.leaderEpoch());
+                    if (p.leader() != PartitionAssignment.NO_LEADER) {
+                        highest.put("owner:" + key, p.leader());
+                    }
+                }
+            }
+        }
     }
 }

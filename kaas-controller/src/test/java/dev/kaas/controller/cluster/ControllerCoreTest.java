@@ -16,6 +16,7 @@ import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.SlotAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.CreateTopicsCall;
@@ -76,6 +77,11 @@ class ControllerCoreTest {
             refusedBecause = reason;
         }
 
+        @Override
+        public void refuseForeign(String reason) {
+            refusedBecause = reason;
+        }
+
         Assignment last() {
             return received.get(received.size() - 1);
         }
@@ -97,7 +103,7 @@ class ControllerCoreTest {
     }
 
     private static ControllerCore newCore(String holder, ClusterMetadata m, LongSupplier clock, int maxPartitions) {
-        return new ControllerCore(m, clock, new ControllerCore.Settings(holder, LEASE_MS, 9000, 3000, 1, maxPartitions));
+        return new ControllerCore(m, clock, new ControllerCore.Settings(holder, LEASE_MS, 9000, 3000, 1, maxPartitions, 32));
     }
 
     /** Takes the lease and leads: returns the epoch. */
@@ -135,7 +141,7 @@ class ControllerCoreTest {
     void aRegisteringBrokerGetsTheAssignmentAndEveryChangeIsWrittenBeforeItIsPushed() throws Exception {
         long epoch = lead(core);
         FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
         var reply = core.createTopics(create("orders", 3));
 
         assertThat(reply.getResults(0).getErrorCode()).isZero();
@@ -144,7 +150,7 @@ class ControllerCoreTest {
         assertThat(pushed.controllerEpoch()).isEqualTo(epoch);
         assertThat(pushed.topicByName("orders").orElseThrow().partitions()).extracting(PartitionAssignment::leader).containsOnly(1);
         assertThat(onDisk()).isEqualTo(pushed);
-        core.brokerRegistered(broker(2), "inc-2", new FakeSession());
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
         core.createTopics(create("more", 3));
         assertThat(s.received).hasSizeGreaterThanOrEqualTo(4).extracting(Assignment::version).isSorted();
     }
@@ -245,64 +251,136 @@ class ControllerCoreTest {
     void aBrokerThatShutsDownLosesItsPartitionsAndGetsANewEpochWhenItReturns() throws Exception {
         lead(core);
         FakeSession first = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", first);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), first);
         core.createTopics(create("t", 1));
         advance(3001);
         core.brokerGone(1, first, true);
         assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(PartitionAssignment.NO_LEADER);
 
         FakeSession second = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-2", second);
+        core.brokerRegistered(broker(1), "inc-2", core.clusterId(), second);
         PartitionAssignment p = second.last().topicByName("t").orElseThrow().partitions().get(0);
         assertThat(p.leader()).isEqualTo(1);
         assertThat(p.leaderEpoch()).isEqualTo(1);
     }
 
     @Test
-    void aBrokerReconnectingAfterABrokenStreamKeepsItsPartitionsUnderTheSameEpochs() throws Exception {
+    void aBrokerWhoseStreamBreaksLosesItsPartitionsAtOnceAndGetsItsShareBackUnderNewEpochs() throws Exception {
         lead(core);
-        FakeSession first = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", first);
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
         core.createTopics(create("t", 4));
+        advance(3001);
         Assignment before = onDisk();
-        for (int reconnect = 0; reconnect < 5; reconnect++) {
-            advance(1200);
-            core.brokerGone(1, first, false);
-            core.tick();
-            first = new FakeSession();
-            core.brokerRegistered(broker(1), "inc-1", first);
-            core.tick();
-            assertThat(first.last().topics()).isEqualTo(before.topics());
+        assertThat(leaders(before, "t")).containsExactly(1, 2, 1, 2);
+
+        core.brokerGone(1, one, false);
+        Assignment after = onDisk();
+        assertThat(leaders(after, "t")).as("no wait for a session timeout").containsOnly(2);
+        assertThat(epochs(after, "t")).containsExactly(1, 0, 1, 0);
+        assertThat(after.groupSlots()).extracting(SlotAssignment::broker).containsOnly(2);
+
+        // The same process reconnects: it is a live broker again, and the balancer hands it its
+        // share through handoffs (broker 2 closes first), each under a newer epoch.
+        FakeSession back = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), back);
+        assertThat(core.handoffsInFlight()).isPositive();
+        core.brokerStatus(2, two, onDisk().version());
+        core.brokerStatus(2, two, onDisk().version());
+        Assignment rebalanced = onDisk();
+        assertThat(leaders(rebalanced, "t")).containsOnly(1, 2);
+        assertThat(leaders(rebalanced, "t").stream().filter(l -> l == 1).count()).isEqualTo(2);
+        for (int p = 0; p < 4; p++) {
+            PartitionAssignment was = after.topicByName("t").orElseThrow().partitions().get(p);
+            PartitionAssignment now = rebalanced.topicByName("t").orElseThrow().partitions().get(p);
+            if (now.leader() != was.leader()) {
+                assertThat(now.leaderEpoch()).isEqualTo(was.leaderEpoch() + 1);
+            }
         }
-        assertThat(onDisk().version()).as("nothing was republished").isEqualTo(before.version());
-        assertThat(epochs(onDisk(), "t")).containsOnly(0);
     }
 
     @Test
-    void aBrokerWhoseStreamBrokeAndNeverCameBackExpiresAfterTheSessionTimeout() throws Exception {
+    void aJoinMovesPartitionsOnlyAfterTheOldOwnerReportsThemClosed() throws Exception {
         lead(core);
-        FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
-        core.createTopics(create("t", 1));
-        core.brokerGone(1, s, false);
-        advance(8000);
+        FakeSession one = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.createTopics(create("t", 4));
+        advance(3001);
+        FakeSession two = new FakeSession();
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+        Assignment relinquish = onDisk();
+        List<Integer> leaders = leaders(relinquish, "t");
+        assertThat(leaders).as("two partitions handed off: no owner while broker 1 closes them")
+                .containsExactlyInAnyOrder(1, 1, PartitionAssignment.NO_LEADER, PartitionAssignment.NO_LEADER);
+        assertThat(epochs(relinquish, "t")).containsOnly(0);
+
         core.tick();
-        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(1);
-        advance(1500);
-        core.tick();
-        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(0).leader()).isEqualTo(PartitionAssignment.NO_LEADER);
+        core.brokerStatus(1, one, relinquish.version() - 1);
+        assertThat(onDisk().version()).as("an older applied version completes nothing").isEqualTo(relinquish.version());
+
+        core.brokerStatus(1, one, relinquish.version());
+        Assignment placed = onDisk();
+        assertThat(leaders(placed, "t")).containsExactlyInAnyOrder(1, 1, 2, 2);
+        for (int p = 0; p < 4; p++) {
+            if (leaders(placed, "t").get(p) == 2) {
+                assertThat(epochs(placed, "t").get(p)).isEqualTo(1);
+            }
+        }
+        // 2 partitions + 25 + 25 slots are 52 moves, paced 32 in flight: broker 1 reports each batch closed.
+        assertThat(core.handoffsInFlight()).isPositive().isLessThanOrEqualTo(32);
+        for (int round = 0; round < 5 && core.handoffsInFlight() > 0; round++) {
+            core.brokerStatus(1, one, onDisk().version());
+        }
+        assertThat(core.handoffsInFlight()).isZero();
+        Assignment done = onDisk();
+        assertThat(done.groupSlots().stream().filter(sl -> sl.broker() == 2).count()).isEqualTo(25);
+        assertThat(done.txnSlots().stream().filter(sl -> sl.broker() == 2).count()).isEqualTo(25);
+        assertThat(done.groupSlots().stream().filter(sl -> sl.broker() == 2)).as("first owner 1 at epoch 1, then a move").extracting(SlotAssignment::epoch).containsOnly(2);
+        assertThat(leaders(done, "t")).isEqualTo(leaders(placed, "t"));
+    }
+
+    @Test
+    void aHandoffWhoseOldOwnerDiesIsCompletedByTheFence() throws Exception {
+        lead(core);
+        FakeSession one = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.createTopics(create("t", 4));
+        advance(3001);
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
+        assertThat(core.handoffsInFlight()).isPositive();
+        core.brokerGone(1, one, false);
+        assertThat(core.handoffsInFlight()).isZero();
+        assertThat(leaders(onDisk(), "t")).containsOnly(2);
+    }
+
+    @Test
+    void aBrokerWhoseDataDirectoryIsNotThisClustersVolumeIsRefused() throws Exception {
+        lead(core);
+        FakeSession foreign = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", "some-other-cluster", foreign);
+        assertThat(foreign.refusedBecause).contains("some-other-cluster").contains(core.clusterId());
+        assertThat(foreign.received).isEmpty();
+        FakeSession empty = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", "", empty);
+        assertThat(empty.refusedBecause).isNotNull();
         assertThat(onDisk().brokers()).isEmpty();
+    }
+
+    private static List<Integer> leaders(Assignment a, String topic) {
+        return a.topicByName(topic).orElseThrow().partitions().stream().map(PartitionAssignment::leader).toList();
     }
 
     @Test
     void aNewIncarnationAfterABrokenStreamGetsNewEpochs() throws Exception {
         lead(core);
         FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
         core.createTopics(create("t", 2));
         core.brokerGone(1, s, false);
         FakeSession restarted = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-2", restarted);
+        core.brokerRegistered(broker(1), "inc-2", core.clusterId(), restarted);
         assertThat(restarted.refusedBecause).isNull();
         assertThat(epochs(onDisk(), "t")).containsOnly(1);
         assertThat(onDisk().topicByName("t").orElseThrow().partitions()).extracting(PartitionAssignment::leader).containsOnly(1);
@@ -312,10 +390,10 @@ class ControllerCoreTest {
     void silentBrokersExpireAfterTheSessionTimeout() throws Exception {
         lead(core);
         FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
         core.createTopics(create("t", 1));
         advance(8000);
-        core.brokerStatus(1, s);
+        core.brokerStatus(1, s, -1);
         advance(8000);
         core.tick();
         assertThat(s.closedBecause).isNull();
@@ -329,7 +407,7 @@ class ControllerCoreTest {
     void aNewControllerPresumesKnownBrokersAliveDuringTheGrace() throws Exception {
         lead(core);
         FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
         core.createTopics(create("t", 2));
         Assignment before = onDisk();
 
@@ -348,23 +426,23 @@ class ControllerCoreTest {
     void aSecondIncarnationIsRefusedWhileTheFirstIsAliveAndAcceptedOnceItIsGone() throws Exception {
         lead(core);
         FakeSession first = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", first);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), first);
         core.createTopics(create("t", 1));
         BrokerInfo impostor = new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "elsewhere", 1, "PLAINTEXT")));
 
         FakeSession second = new FakeSession();
-        core.brokerRegistered(impostor, "inc-2", second);
+        core.brokerRegistered(impostor, "inc-2", core.clusterId(), second);
         assertThat(second.refusedBecause).contains("already registered by a live broker").contains("inc-1");
         assertThat(second.received).isEmpty();
         assertThat(first.closedBecause).isNull();
         assertThat(onDisk().broker(1).orElseThrow().endpoints().get(0).host()).isEqualTo("localhost");
         // Reports from the refused stream do not keep anything alive.
-        core.brokerStatus(1, second);
+        core.brokerStatus(1, second, -1);
 
         clock.addAndGet(1000);
         core.brokerGone(1, first, false);
         FakeSession retry = new FakeSession();
-        core.brokerRegistered(impostor, "inc-2", retry);
+        core.brokerRegistered(impostor, "inc-2", core.clusterId(), retry);
         assertThat(retry.refusedBecause).isNull();
         assertThat(onDisk().broker(1).orElseThrow().endpoints().get(0).host()).isEqualTo("elsewhere");
     }
@@ -373,9 +451,9 @@ class ControllerCoreTest {
     void theSameIncarnationOnANewStreamReplacesItsOlderStream() throws Exception {
         lead(core);
         FakeSession old = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", old);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), old);
         FakeSession again = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", again);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), again);
         assertThat(old.closedBecause).contains("registered again");
         assertThat(again.refusedBecause).isNull();
         assertThat(again.received).isNotEmpty();
@@ -399,7 +477,7 @@ class ControllerCoreTest {
         ControllerCore deposed = newCore("a", metadata, pausedClock::get, 100_000);
         lead(deposed);
         FakeSession s = new FakeSession();
-        deposed.brokerRegistered(broker(1), "inc-1", s);
+        deposed.brokerRegistered(broker(1), "inc-1", deposed.clusterId(), s);
         deposed.createTopics(create("kept", 1));
         clock.addAndGet(LEASE_MS + 1);
         ControllerCore successor = newCore("b");
@@ -485,7 +563,7 @@ class ControllerCoreTest {
         long renewedAt = clock.get();
         long renewDeadline = renewedAt + LEASE_MS;
         FakeSession s = new FakeSession();
-        c.brokerRegistered(broker(1), "inc-1", s);
+        c.brokerRegistered(broker(1), "inc-1", c.clusterId(), s);
         c.createTopics(create("t", 1));
 
         failing.set(true);
@@ -517,7 +595,7 @@ class ControllerCoreTest {
     void aControllerWhoseRenewalsStallStepsDownOnItsOwnTickWithoutAnotherRenewalAttempt() throws Exception {
         lead(core);
         FakeSession s = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", s);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
         clock.addAndGet(LEASE_MS * 2 / 3 - 1);
         core.tick();
         assertThat(core.isLeader()).isTrue();
