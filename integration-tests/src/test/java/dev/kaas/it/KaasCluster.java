@@ -201,6 +201,11 @@ public final class KaasCluster implements AutoCloseable {
         }
     }
 
+    /** The Quarkus run jar of {@code module}, as the reactor built it. */
+    static Path jarOf(String module) {
+        return jar(module);
+    }
+
     private static Path jar(String module) {
         Path jar = ROOT.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {

@@ -276,10 +276,13 @@ public class AssignmentApplier implements AssignmentReceiver {
      * ends its stream, which is what makes the controller give them to other brokers.
      */
     void onStop(@Observes @Priority(100) ShutdownEvent ev) {
+        long started = System.nanoTime();
+        int[] count = {0};
         try {
             thread.submit(() -> {
                 stopping = true;
                 for (var e : Map.copyOf(partitions.view()).entrySet()) {
+                    count[0]++;
                     partitions.remove(e.getKey());
                     try {
                         e.getValue().writer().execute(() -> relinquish(e.getKey(), e.getValue().log(), true));
@@ -290,7 +293,9 @@ public class AssignmentApplier implements AssignmentReceiver {
             }).get(10, TimeUnit.SECONDS);
             // Every partition's close was queued on its writer above: wait for them to finish.
             partitions.writers().shutdown();
-            partitions.writers().awaitTermination(20, TimeUnit.SECONDS);
+            boolean closed = partitions.writers().awaitTermination(20, TimeUnit.SECONDS);
+            LOG.infof("controlled shutdown: closed %d partitions in %d ms%s", count[0],
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), closed ? "" : " (some closes still running)");
             partitions.storage().shutdown();
             partitions.storage().awaitTermination(5, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -1,0 +1,245 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Several brokers on one shared data directory: takeover after SIGKILL, controlled shutdown,
+ * join rebalance, a frozen broker deposed while it sleeps, and a standby controller. Every test
+ * checks the one guarantee that matters: every acknowledged record is there exactly once, in order.
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class ClusterIT {
+    /** The bound on kill -9 to first acks=all produce on a moved partition (p99). */
+    static final long TAKEOVER_BOUND_MS = 5_000;
+
+    @TempDir
+    Path tmp;
+
+    static Map<Integer, Integer> leaders(Admin admin, String topic) throws Exception {
+        Map<Integer, Integer> out = new TreeMap<>();
+        admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+                .forEach(p -> out.put(p.partition(), p.leader() == null ? -1 : p.leader().id()));
+        return out;
+    }
+
+    static Map<Integer, Long> spread(Map<Integer, Integer> leaders) {
+        return leaders.values().stream().collect(Collectors.groupingBy(l -> l, TreeMap::new, Collectors.counting()));
+    }
+
+    /** Polls the placement until {@code done} holds for it; every wait bounded. */
+    static Map<Integer, Integer> awaitLeaders(Admin admin, String topic, java.util.function.Predicate<Map<Integer, Integer>> done)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Map<Integer, Integer> last = Map.of();
+        while (System.nanoTime() < deadline) {
+            try {
+                last = leaders(admin, topic);
+                if (done.test(last)) {
+                    return last;
+                }
+            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                // a broker the admin client was talking to went away: ask again
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("placement of " + topic + " never satisfied the condition; last seen " + last);
+    }
+
+    static Set<Integer> ledBy(Map<Integer, Integer> leaders, int broker) {
+        return leaders.entrySet().stream().filter(e -> e.getValue() == broker).map(Map.Entry::getKey).collect(Collectors.toSet());
+    }
+
+    @Test
+    void killedBrokersPartitionsAreTakenOverInSecondsAndNoAcknowledgedRecordIsLostOrDuplicated() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(), Map.of());
+             Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("orders", 12, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            Map<Integer, Integer> initial = awaitLeaders(admin, "orders", l -> !l.containsValue(-1));
+            assertThat(spread(initial)).as("12 partitions on 3 brokers").containsOnlyKeys(1, 2, 3).allSatisfy((b, n) -> assertThat(n).isEqualTo(4));
+
+            List<Long> takeovers = new ArrayList<>();
+            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "orders", 12, 600)) {
+                awaitAcks(load, 500);
+                for (int victim : new int[] {2, 3}) {
+                    Map<Integer, Integer> before = leaders(admin, "orders");
+                    Set<Integer> moved = ledBy(before, victim);
+                    cluster.killBroker(victim);
+                    long t0 = System.nanoTime();
+                    long ms = load.awaitTakeover(moved, t0, Duration.ofSeconds(30));
+                    takeovers.add(ms);
+                    System.out.printf("takeover after kill -9 of broker %d: %d partitions, first ack on every one within %d ms%n",
+                            victim, moved.size(), ms);
+                    cluster.startBroker(victim);
+                    awaitLeaders(admin, "orders", l -> ledBy(l, victim).size() == 4 && !l.containsValue(-1));
+                    awaitAcks(load, load.acked() + 500);
+                }
+                load.stop();
+                load.verify(cluster.clientProps());
+                System.out.printf("acknowledged %d records across 2 kill/restart cycles; takeover times %s ms%n", load.acked(), takeovers);
+            }
+            assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isLessThanOrEqualTo(TAKEOVER_BOUND_MS));
+        }
+    }
+
+    @Test
+    void controlledShutdownAndJoinUnderLoadGiveTheClientNoErrorAndNoDuplicate() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(), Map.of(), 1, 2);
+             Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("events", 12, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            assertThat(spread(awaitLeaders(admin, "events", l -> !l.containsValue(-1)))).containsEntry(1, 6L).containsEntry(2, 6L);
+            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "events", 12, 600)) {
+                awaitAcks(load, 500);
+
+                // Join: broker 3 gets its fair share by handoffs, while the producer keeps going.
+                cluster.startBroker(3);
+                Map<Integer, Integer> joined = awaitLeaders(admin, "events", l -> ledBy(l, 3).size() == 4 && !l.containsValue(-1));
+                assertThat(spread(joined).values()).containsOnly(4L);
+                awaitAcks(load, load.acked() + 500);
+
+                // Controlled shutdown: broker 1 hands everything off before it exits.
+                cluster.stopBroker(1);
+                Map<Integer, Integer> after = awaitLeaders(admin, "events", l -> ledBy(l, 1).isEmpty() && !l.containsValue(-1));
+                assertThat(spread(after).values()).containsOnly(6L);
+                awaitAcks(load, load.acked() + 500);
+                assertThat(Files.readString(cluster.brokerLog(1))).as("broker 1 closed its partitions on SIGTERM")
+                        .contains("controlled shutdown: closed");
+                load.stop();
+                load.verify(cluster.clientProps());
+                System.out.printf("acknowledged %d records across a join and a controlled shutdown%n", load.acked());
+            }
+        }
+    }
+
+    @Test
+    void aFrozenBrokerIsDeposedAndWhatItWritesAfterWakingUpIsNeverAcknowledgedNorServed() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(),
+                Map.of("kaas.controller.broker-session-timeout", "3s"));
+             Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("split", 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            int frozen = awaitLeaders(admin, "split", l -> !l.containsValue(-1)).get(0);
+
+            Properties staleProps = cluster.clientProps();
+            staleProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+            staleProps.put(ProducerConfig.RETRIES_CONFIG, "0");
+            staleProps.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "90000");
+            staleProps.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
+            try (KafkaProducer<String, String> stale = new KafkaProducer<>(staleProps, new StringSerializer(), new StringSerializer());
+                 KafkaProducer<String, String> fresh = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
+                stale.send(new ProducerRecord<>("split", 0, null, "before-freeze")).get(30, TimeUnit.SECONDS);
+
+                cluster.freezeBroker(frozen);
+                List<Future<RecordMetadata>> pending = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    pending.add(stale.send(new ProducerRecord<>("split", 0, null, "deposed-" + i)));
+                }
+                awaitLeaders(admin, "split", l -> l.get(0) != frozen && l.get(0) != -1);
+                List<RecordMetadata> fresh0 = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    fresh0.add(fresh.send(new ProducerRecord<>("split", 0, null, "new-" + i)).get(30, TimeUnit.SECONDS));
+                }
+
+                cluster.thawBroker(frozen);
+                for (Future<RecordMetadata> f : pending) {
+                    try {
+                        RecordMetadata md = f.get(150, TimeUnit.SECONDS);
+                        throw new AssertionError("the deposed broker acknowledged a produce at offset " + md.offset());
+                    } catch (ExecutionException e) {
+                        assertThat(e.getCause()).as("the deposed broker's answer").isInstanceOf(RetriableException.class);
+                    }
+                }
+                // More from the fresh producer after the thaw: the new owner is still the one that serves.
+                fresh.send(new ProducerRecord<>("split", 0, null, "new-after-thaw")).get(30, TimeUnit.SECONDS);
+            }
+
+            List<String> values = new ArrayList<>();
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cluster.clientProps(), new StringDeserializer(), new StringDeserializer())) {
+                TopicPartition tp = new TopicPartition("split", 0);
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                long end = c.endOffsets(List.of(tp)).get(tp);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (c.position(tp) < end && System.nanoTime() < deadline) {
+                    for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) {
+                        values.add(r.value());
+                    }
+                }
+            }
+            assertThat(values).as("partition 0 read back").noneMatch(v -> v.startsWith("deposed-"));
+            List<String> expected = new ArrayList<>(List.of("before-freeze"));
+            for (int i = 0; i < 20; i++) {
+                expected.add("new-" + i);
+            }
+            expected.add("new-after-thaw");
+            assertThat(values).containsExactlyElementsOf(expected);
+        }
+    }
+
+    @Test
+    void aStandbyControllerTakesOverAfterTheLeaderIsKilledAndBrokersNeverStopServing() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 2, 2, Map.of(), Map.of());
+             Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("before", 4, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            awaitLeaders(admin, "before", l -> !l.containsValue(-1));
+            assertThat(cluster.controllerReady(2)).as("the second controller is a standby").isFalse();
+            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "before", 4, 300)) {
+                awaitAcks(load, 200);
+                cluster.killController(1);
+                long t0 = System.nanoTime();
+                long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
+                while (!cluster.controllerReady(2) && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                System.out.printf("standby controller leads %d ms after kill -9 of the leader (lease 5 s)%n", ms);
+                assertThat(cluster.controllerReady(2)).isTrue();
+                assertThat(ms).as("renew deadline (lease 5 s) + a few seconds").isLessThan(10_000);
+                awaitAcks(load, load.acked() + 200);
+
+                admin.createTopics(List.of(new NewTopic("after", 2, (short) 1))).all().get(60, TimeUnit.SECONDS);
+                awaitLeaders(admin, "after", l -> !l.containsValue(-1));
+                try (KafkaProducer<String, String> p = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
+                    assertThat(p.send(new ProducerRecord<>("after", 1, null, "x")).get(30, TimeUnit.SECONDS).offset()).isZero();
+                }
+                load.stop();
+                load.verify(cluster.clientProps());
+            }
+        }
+    }
+
+    private static void awaitAcks(ProduceLoad load, long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (load.acked() < atLeast && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(load.acked()).as("acknowledged records (failures: %s)", load.failures).isGreaterThanOrEqualTo(atLeast);
+    }
+}
