@@ -16,6 +16,7 @@ import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
@@ -34,6 +35,7 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
@@ -84,7 +86,7 @@ class ApiVersionMatrixIT {
             ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
             ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP,
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
-            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH);
+            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -327,6 +329,25 @@ class ApiVersionMatrixIT {
                     assertThat(p.leaderEpoch()).as("v%d epoch %d", v, asked).isEqualTo(v >= 1 && asked == epoch ? epoch : -1);
                 }
             }
+        }
+    }
+
+    @Test
+    void describeClusterAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_CLUSTER); v++) {
+                var r = (DescribeClusterResponse) c.send(ApiKeys.DESCRIBE_CLUSTER, v, new DescribeClusterRequestData());
+                assertThat(Errors.forCode(r.data().errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(r.data().clusterId()).isNotEmpty();
+                assertThat(r.data().brokers()).hasSize(1);
+                var broker = r.data().brokers().iterator().next();
+                assertThat(broker.port()).isEqualTo(cluster.kafkaPort());
+                assertThat(r.data().controllerId()).as("the lowest listed broker").isEqualTo(broker.brokerId());
+                assertThat(r.data().clusterAuthorizedOperations()).isEqualTo(Integer.MIN_VALUE);
+            }
+            var controllers = (DescribeClusterResponse) c.send(ApiKeys.DESCRIBE_CLUSTER, (short) 1,
+                    new DescribeClusterRequestData().setEndpointType((byte) 2));
+            assertThat(Errors.forCode(controllers.data().errorCode())).isEqualTo(Errors.MISMATCHED_ENDPOINT_TYPE);
         }
     }
 

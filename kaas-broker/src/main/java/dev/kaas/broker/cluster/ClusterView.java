@@ -2,12 +2,18 @@ package dev.kaas.broker.cluster;
 
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.TopicAssignment;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
+import org.apache.kafka.common.Node;
 
 /**
  * This broker's picture of the cluster: the last assignment it applied. Read lock-free from
@@ -45,6 +51,28 @@ public class ClusterView {
 
     public Map<String, TopicAssignment> topics() {
         return snapshot.byName();
+    }
+
+    /**
+     * The brokers of {@code a} that advertise {@code listenerName}, each as clients on that listener
+     * reach it (Apache's {@code getAliveBrokerNodes(listenerName)}), in the assignment's order. kaas
+     * has no racks.
+     */
+    public static List<Node> nodes(Assignment a, String listenerName) {
+        List<Node> out = new ArrayList<>();
+        for (BrokerInfo b : a.brokers()) {
+            node(b, listenerName).ifPresent(out::add);
+        }
+        return out;
+    }
+
+    private static Optional<Node> node(BrokerInfo b, String listenerName) {
+        for (EndpointInfo e : b.endpoints()) {
+            if (e.listener().equals(listenerName)) {
+                return Optional.of(new Node(b.id(), e.host(), e.port()));
+            }
+        }
+        return Optional.empty();
     }
 
     /**
