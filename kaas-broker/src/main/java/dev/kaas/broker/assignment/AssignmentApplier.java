@@ -61,8 +61,21 @@ public class AssignmentApplier implements AssignmentReceiver {
         t.setDaemon(true);
         return t;
     });
-    private volatile long appliedVersion = -1;
+    /** The newest assignment applied here: what stale pushes are compared with. */
+    private volatile long acceptedVersion = -1;
+    /** The newest assignment whose losses (partitions, slots) are all let go: what the controller is told. */
+    private final java.util.concurrent.atomic.AtomicLong appliedVersion = new java.util.concurrent.atomic.AtomicLong(-1);
     private volatile Runnable appliedListener = () -> { };
+    /**
+     * Takeovers: each fences and scans its own directory, in parallel, so a broker taking over
+     * thousands of partitions from a dead one does not do them one after another; a pool of their
+     * own, so reads and coordinator files on the storage pool do not queue behind them.
+     */
+    private final ExecutorService opens = Executors.newFixedThreadPool(8, r -> {
+        Thread t = new Thread(r, "kaas-takeover");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile boolean stopping;
     private volatile long appliedEpoch = -1;
     private volatile Map<TopicPartition, String> unopened = Map.of();
@@ -84,11 +97,10 @@ public class AssignmentApplier implements AssignmentReceiver {
     public void submit(Assignment a) {
         thread.execute(() -> {
             if (stopping || a.controllerEpoch() < appliedEpoch
-                    || (a.controllerEpoch() == appliedEpoch && a.version() <= appliedVersion)) {
+                    || (a.controllerEpoch() == appliedEpoch && a.version() <= acceptedVersion)) {
                 return;
             }
             apply(a);
-            appliedListener.run();
         });
     }
 
@@ -99,7 +111,7 @@ public class AssignmentApplier implements AssignmentReceiver {
 
     @Override
     public long appliedVersion() {
-        return appliedVersion;
+        return appliedVersion.get();
     }
 
     /** For tests: the descriptor readings partition opens are checked against. */
@@ -147,31 +159,40 @@ public class AssignmentApplier implements AssignmentReceiver {
             });
         }
         List<java.util.concurrent.CompletableFuture<Void>> closesNow = new java.util.ArrayList<>(closing.values());
-        // Takeovers run in parallel on the storage pool: each fences and scans its own directory,
-        // and a broker taking over thousands of partitions from a dead one must not do them one by one.
         Map<TopicPartition, String> failed = new java.util.concurrent.ConcurrentHashMap<>();
-        List<java.util.concurrent.CompletableFuture<Void>> opens = new java.util.ArrayList<>();
+        List<java.util.concurrent.CompletableFuture<Void>> openings = new java.util.ArrayList<>();
         for (var e : wanted.entrySet()) {
             if (partitions.get(e.getKey()) != null) {
                 continue;
             }
-            opens.add(java.util.concurrent.CompletableFuture.runAsync(() -> open(e.getKey(), e.getValue(), me, failed),
-                    partitions.storage()));
+            openings.add(java.util.concurrent.CompletableFuture.runAsync(() -> open(e.getKey(), e.getValue(), me, failed),
+                    opens));
         }
         try {
-            java.util.concurrent.CompletableFuture.allOf(opens.toArray(java.util.concurrent.CompletableFuture[]::new))
+            java.util.concurrent.CompletableFuture.allOf(openings.toArray(java.util.concurrent.CompletableFuture[]::new))
                     .get(10, TimeUnit.MINUTES);
         } catch (Exception ex) {
             LOG.errorf(ex, "opening partitions of assignment version=%d did not complete", a.version());
         }
         unopened = Map.copyOf(failed);
-        // Reporting this version tells the controller that what we lost is closed: only then may
-        // it give those partitions to their next owner (a handoff), so wait for the closes.
-        awaitAll(closesNow);
-        appliedVersion = a.version();
+        acceptedVersion = a.version();
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
-        applied.fire(new AssignmentApplied(a));
+        AssignmentApplied event = new AssignmentApplied(a);
+        applied.fire(event);
+        // Reporting this version tells the controller that what we lost is let go: only then may
+        // it give those partitions and slots to their next owner (a handoff). So the report waits
+        // for every close and release, however long they take (the controller places them anyway
+        // after the broker session timeout, under the fence), and never goes out before them.
+        List<java.util.concurrent.CompletableFuture<Void>> letGo = new java.util.ArrayList<>(closesNow);
+        letGo.addAll(event.releases());
+        long version = a.version();
+        java.util.concurrent.CompletableFuture.allOf(letGo.toArray(java.util.concurrent.CompletableFuture[]::new))
+                .whenComplete((ok, failure) -> {
+                    if (appliedVersion.accumulateAndGet(version, Math::max) == version) {
+                        appliedListener.run();
+                    }
+                });
     }
 
     private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {
@@ -199,15 +220,6 @@ public class AssignmentApplier implements AssignmentReceiver {
             } else {
                 LOG.errorf(ex, "could not open partition=%s epoch=%d", tp, w.partition().leaderEpoch());
             }
-        }
-    }
-
-    private static void awaitAll(List<java.util.concurrent.CompletableFuture<Void>> closes) {
-        try {
-            java.util.concurrent.CompletableFuture.allOf(closes.toArray(java.util.concurrent.CompletableFuture[]::new))
-                    .get(30, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            LOG.warnf("reporting an assignment applied before every lost partition finished closing: %s", e.toString());
         }
     }
 
@@ -316,5 +328,6 @@ public class AssignmentApplier implements AssignmentReceiver {
             LOG.warnf("shutdown of partitions incomplete: %s", e.toString());
         }
         thread.shutdownNow();
+        opens.shutdownNow();
     }
 }

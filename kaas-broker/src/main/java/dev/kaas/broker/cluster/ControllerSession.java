@@ -63,12 +63,20 @@ public class ControllerSession {
     });
     private StreamObserver<BrokerReport> out;
     private int generation;
+    private int endedGeneration;
     /** Reconnect back-off: short at first (the controller may just be starting), doubling to a second. */
     private volatile long backoffMs = INITIAL_BACKOFF_MS;
     private static final long INITIAL_BACKOFF_MS = 50;
     private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
     private volatile int refusals;
+    /** When the current stream started, and when the controller last sent anything on it. */
+    private volatile long streamStartNanos;
+    private volatile long lastHeardNanos;
+    /** The current stream was answered by a leader: if it ends, the same controller is tried again first. */
+    private volatile boolean accepted;
+    /** The current stream is being ended because the controller went silent: try the next one. */
+    private volatile boolean silent;
 
     void onStart(@Observes StartupEvent ev) {
         // The controller completes handoffs on our report that we applied (closed) an assignment: send it at once.
@@ -102,6 +110,10 @@ public class ControllerSession {
             return;
         }
         int gen = ++generation;
+        streamStartNanos = System.nanoTime();
+        lastHeardNanos = streamStartNanos;
+        accepted = false;
+        silent = false;
         // The channel keeps its own reconnect back-off (1 s growing to 2 min) and fails calls fast
         // meanwhile; ours is the one that should count, so that a broker that started before its
         // controller, or outlived one, registers as soon as a controller answers.
@@ -121,6 +133,8 @@ public class ControllerSession {
                     // are we registered (a refused registration gets no command, only an error).
                     backoffMs = INITIAL_BACKOFF_MS;
                     refusals = 0;
+                    lastHeardNanos = System.nanoTime();
+                    accepted = true;
                     view.connected(true);
                     if (command.hasAssignment()) {
                         AssignmentPush push = command.getAssignment();
@@ -142,9 +156,6 @@ public class ControllerSession {
                     io.grpc.Status.Code code = io.grpc.Status.fromThrowable(t).getCode();
                     if (code == io.grpc.Status.Code.FAILED_PRECONDITION) {
                         LOG.errorf("registration refused by the controller, retrying: %s", t.getMessage());
-                    } else if (code != io.grpc.Status.Code.ALREADY_EXISTS) {
-                        // A standby, or a controller that is gone: try the next one.
-                        channel.next();
                     }
                     if (code == io.grpc.Status.Code.ALREADY_EXISTS) {
                         // Another live process registered under our id: keep retrying until its
@@ -155,12 +166,16 @@ public class ControllerSession {
                             LOG.debugf("registration refused again: %s", t.getMessage());
                         }
                     }
-                    ended(gen, t.getMessage());
+                    // A standby refuses at once, an unreachable or hung controller never answers:
+                    // either way the next address; a leader that dropped an accepted stream is
+                    // tried again first (it most likely still leads).
+                    ended(gen, t.getMessage(), code != io.grpc.Status.Code.ALREADY_EXISTS
+                            && code != io.grpc.Status.Code.FAILED_PRECONDITION && (!accepted || silent));
                 }
 
                 @Override
                 public void onCompleted() {
-                    ended(gen, "completed by the controller");
+                    ended(gen, "completed by the controller", !accepted);
                 }
             });
             Register.Builder reg = Register.newBuilder().setBrokerId(view.brokerId()).setIncarnation(incarnation)
@@ -173,14 +188,19 @@ public class ControllerSession {
             LOG.infof("registering with the controller broker=%d incarnation=%s controller=%s", view.brokerId(), incarnation,
                     channel.address());
         } catch (RuntimeException e) {
-            ended(gen, e.getMessage());
+            ended(gen, e.getMessage(), true);
         }
     }
 
-    private void ended(int gen, String why) {
+    private void ended(int gen, String why, boolean tryNextController) {
         thread.execute(() -> {
-            if (gen != generation || stopping) {
+            // Several paths may report one stream's end (our cancel and its error callback): act once.
+            if (gen != generation || gen == endedGeneration || stopping) {
                 return;
+            }
+            endedGeneration = gen;
+            if (tryNextController) {
+                channel.next();
             }
             if (view.connected()) {
                 LOG.warnf("controller stream ended, reconnecting: %s", why);
@@ -193,8 +213,31 @@ public class ControllerSession {
         });
     }
 
+    /**
+     * A controller answers every status report; one that has said nothing for this long is hung
+     * (SIGSTOP, a stuck JVM) even if its connection is open, and a standby may have taken over.
+     */
+    private long silenceLimitNanos() {
+        return Math.max(TimeUnit.SECONDS.toNanos(3), 3 * config.broker().reportInterval().toNanos());
+    }
+
     private void report() {
         if (out == null) {
+            return;
+        }
+        long quietNanos = System.nanoTime() - lastHeardNanos;
+        if (quietNanos > silenceLimitNanos()) {
+            LOG.warnf("controller %s silent for %d ms, trying the next controller", channel.address(),
+                    TimeUnit.NANOSECONDS.toMillis(quietNanos));
+            silent = true;
+            StreamObserver<BrokerReport> stream = out;
+            out = null;
+            try {
+                stream.onError(io.grpc.Status.CANCELLED.withDescription("controller silent").asRuntimeException());
+            } catch (RuntimeException ignored) {
+                // already ended
+            }
+            ended(generation, "controller silent", true);
             return;
         }
         try {
@@ -202,7 +245,7 @@ public class ControllerSession {
                     .setHealthy(applier.allAssignedOpen())
                     .setAppliedAssignmentVersion(applier.appliedVersion())).build());
         } catch (RuntimeException e) {
-            ended(generation, e.getMessage());
+            ended(generation, e.getMessage(), !accepted);
         }
     }
 }

@@ -92,11 +92,15 @@ public class GroupCoordinator {
     }
 
     void onApplied(@Observes AssignmentApplied event) {
-        onAssignment(event.assignment());
+        event.releases().addAll(onAssignment(event.assignment()));
     }
 
-    /** Follows the group slots of an applied assignment; runs on the assignment thread. */
-    public void onAssignment(Assignment a) {
+    /**
+     * Follows the group slots of an applied assignment; runs on the assignment thread. Returns one
+     * future per slot given up, complete once its shard is closed.
+     */
+    public List<java.util.concurrent.CompletableFuture<Void>> onAssignment(Assignment a) {
+        List<java.util.concurrent.CompletableFuture<Void>> released = new java.util.ArrayList<>();
         int me = view.brokerId();
         Map<Integer, SlotAssignment> mine = new java.util.HashMap<>();
         for (SlotAssignment s : a.groupSlots()) {
@@ -108,7 +112,15 @@ public class GroupCoordinator {
             SlotAssignment s = mine.get(r.slot);
             if (s == null || s.epoch() != r.epoch) {
                 slots.remove(r.slot, r);
-                r.executor.execute(() -> release(r));
+                var done = new java.util.concurrent.CompletableFuture<Void>();
+                released.add(done);
+                r.executor.execute(() -> {
+                    try {
+                        release(r);
+                    } finally {
+                        done.complete(null);
+                    }
+                });
             }
         }
         for (SlotAssignment s : mine.values()) {
@@ -142,6 +154,7 @@ public class GroupCoordinator {
                 });
             }
         }
+        return released;
     }
 
     private void acquire(SlotRuntime r) {

@@ -122,6 +122,12 @@ public final class StandaloneMetadata implements ClusterMetadata {
         return new ControllerLease() {
             @Override
             public LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
+                // A standby looks without the lock while the lease is another's and unexpired, so
+                // waiting controllers (or one frozen mid-read) never hold up the leader's renewals.
+                LeaseRecord seen = readLease();
+                if (seen != null && seen.holder() != null && !seen.holder().equals(holder) && nowMs < seen.renewDeadlineMs()) {
+                    return seen;
+                }
                 return exclusive(() -> {
                     LeaseRecord current = readLease();
                     if (current != null && current.holder() != null && !current.holder().equals(holder)

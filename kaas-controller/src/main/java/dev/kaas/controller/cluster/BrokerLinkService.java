@@ -8,6 +8,7 @@ import dev.kaas.proto.AssignmentPush;
 import dev.kaas.proto.BrokerLinkGrpc;
 import dev.kaas.proto.BrokerReport;
 import dev.kaas.proto.ControllerCommand;
+import dev.kaas.proto.Heartbeat;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.grpc.GrpcService;
@@ -49,13 +50,23 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                                 session.close("not the active controller");
                                 return;
                             }
-                            core.brokerRegistered(info, reg.getIncarnation(), reg.getClusterId(), session);
+                            try {
+                                core.brokerRegistered(info, reg.getIncarnation(), reg.getClusterId(), session);
+                            } catch (Exception e) {
+                                // Neither registered nor refused would leave the broker waiting on an open stream.
+                                session.close("registration failed: " + e.getMessage());
+                                throw e;
+                            }
                         });
                     }
                     case STATUS -> {
                         int id = brokerId;
                         long applied = report.getStatus().getAppliedAssignmentVersion();
-                        runtime.execute(core -> core.brokerStatus(id, session, applied));
+                        runtime.execute(core -> {
+                            if (core.brokerStatus(id, session, applied)) {
+                                session.heartbeat();
+                            }
+                        });
                     }
                     default -> LOG.warnf("ignoring an empty broker report broker=%d", brokerId);
                 }
@@ -105,6 +116,19 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                 }
             } catch (RuntimeException e) {
                 LOG.debugf(e, "push failed on a closing stream");
+                closed = true;
+            }
+        }
+
+        /** Answers a status report, so the broker knows this controller is not hung. */
+        void heartbeat() {
+            if (closed) {
+                return;
+            }
+            try {
+                out.onNext(ControllerCommand.newBuilder().setHeartbeat(Heartbeat.getDefaultInstance()).build());
+            } catch (RuntimeException e) {
+                LOG.debugf(e, "heartbeat failed on a closing stream");
                 closed = true;
             }
         }

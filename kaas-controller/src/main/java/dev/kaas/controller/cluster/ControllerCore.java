@@ -92,7 +92,7 @@ public final class ControllerCore {
     }
 
     /** A handoff in flight: {@code from} was told to close the key in assignment {@code version}. */
-    private record Relinquish(int from, long version) {
+    private record Relinquish(int from, long version, long startedMs) {
     }
 
     private final ClusterMetadata metadata;
@@ -244,15 +244,16 @@ public final class ControllerCore {
      * A status report: the broker is alive, and has applied (opened and closed what it gained and
      * lost) every assignment up to {@code appliedVersion}, which completes the handoffs it was asked for.
      */
-    public void brokerStatus(int brokerId, BrokerSession session, long appliedVersion) throws IOException {
+    public boolean brokerStatus(int brokerId, BrokerSession session, long appliedVersion) throws IOException {
         Live l = live.get(brokerId);
         if (l == null || l.session() != session) {
-            return;
+            return false;
         }
         live.put(brokerId, l.seen(clock.getAsLong(), appliedVersion));
         if (relinquishing.values().removeIf(r -> r.from() == brokerId && r.version() <= appliedVersion) && isLeader()) {
             publishIfChanged();
         }
+        return true;
     }
 
     /**
@@ -294,6 +295,12 @@ public final class ControllerCore {
             remove(id);
             LOG.warnf("broker session expired broker=%d", id);
             l.session().close("no report within the broker session timeout");
+        }
+        // A handoff the old owner never confirms (a lost push, a close stuck on the volume) must not
+        // leave its partition without an owner: past the session timeout the fence completes it.
+        if (relinquishing.values().removeIf(r -> now - r.startedMs() > settings.brokerSessionTimeoutMs())) {
+            LOG.warnf("handoffs unconfirmed for %d ms placed anyway (the new owner fences the old one)",
+                    settings.brokerSessionTimeoutMs());
         }
         publishIfChanged();
     }
@@ -464,7 +471,7 @@ public final class ControllerCore {
             Integer was = owners.get(key);
             if (owner == PartitionAssignment.NO_LEADER && was != null && was != PartitionAssignment.NO_LEADER
                     && live.containsKey(was) && !relinquishing.containsKey(key)) {
-                relinquishing.put(key, new Relinquish(was, next.version()));
+                relinquishing.put(key, new Relinquish(was, next.version(), clock.getAsLong()));
                 started[0]++;
             }
         };
