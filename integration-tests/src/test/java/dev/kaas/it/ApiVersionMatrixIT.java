@@ -16,11 +16,13 @@ import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
@@ -33,11 +35,13 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -82,7 +86,7 @@ class ApiVersionMatrixIT {
             ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
             ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP,
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
-            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE);
+            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -289,8 +293,61 @@ class ApiVersionMatrixIT {
                 }
                 var r = (ApiVersionsResponse) c.send(ApiKeys.API_VERSIONS, v, req);
                 assertThat(r.data().errorCode()).as("v%d", v).isZero();
-                assertThat(r.data().apiKeys()).hasSize(20);
+                assertThat(r.data().apiKeys()).hasSize(CLAIMED.size());
             }
+        }
+    }
+
+    @Test
+    void offsetForLeaderEpochAtEveryVersion() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("epochs", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            var produce = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+            produce.topicData().add(new ProduceRequestData.TopicProduceData().setName("epochs").setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(
+                            MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord("e".getBytes()))))));
+            var pr = (ProduceResponse) c.send(ApiKeys.PRODUCE, max(ApiKeys.PRODUCE), produce);
+            assertThat(pr.data().responses().find("epochs").partitionResponses().get(0).errorCode()).isZero();
+            var md = new MetadataRequestData().setAllowAutoTopicCreation(false);
+            md.topics().add(new MetadataRequestData.MetadataRequestTopic().setName("epochs"));
+            int epoch = ((MetadataResponse) c.send(ApiKeys.METADATA, max(ApiKeys.METADATA), md)).data().topics().find("epochs")
+                    .partitions().get(0).leaderEpoch();
+            for (short v = 0; v <= max(ApiKeys.OFFSET_FOR_LEADER_EPOCH); v++) {
+                // The leader's own epoch ends at the log end; an undefined one has no end, and no error.
+                for (int asked : new int[] {epoch, -1}) {
+                    var req = new OffsetForLeaderEpochRequestData().setReplicaId(-1);
+                    var t = new OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic("epochs");
+                    t.partitions().add(new OffsetForLeaderEpochRequestData.OffsetForLeaderPartition().setPartition(0)
+                            .setCurrentLeaderEpoch(v >= 2 ? epoch : -1).setLeaderEpoch(asked));
+                    req.topics().add(t);
+                    var r = (OffsetsForLeaderEpochResponse) c.send(ApiKeys.OFFSET_FOR_LEADER_EPOCH, v, req);
+                    var p = r.data().topics().find("epochs").partitions().get(0);
+                    assertThat(Errors.forCode(p.errorCode())).as("v%d epoch %d", v, asked).isEqualTo(Errors.NONE);
+                    assertThat(p.endOffset()).as("v%d epoch %d", v, asked).isEqualTo(asked == epoch ? 1 : -1);
+                    assertThat(p.leaderEpoch()).as("v%d epoch %d", v, asked).isEqualTo(v >= 1 && asked == epoch ? epoch : -1);
+                }
+            }
+        }
+    }
+
+    @Test
+    void describeClusterAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_CLUSTER); v++) {
+                var r = (DescribeClusterResponse) c.send(ApiKeys.DESCRIBE_CLUSTER, v, new DescribeClusterRequestData());
+                assertThat(Errors.forCode(r.data().errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(r.data().clusterId()).isNotEmpty();
+                assertThat(r.data().brokers()).hasSize(1);
+                var broker = r.data().brokers().iterator().next();
+                assertThat(broker.port()).isEqualTo(cluster.kafkaPort());
+                assertThat(r.data().controllerId()).as("the lowest listed broker").isEqualTo(broker.brokerId());
+                assertThat(r.data().clusterAuthorizedOperations()).isEqualTo(Integer.MIN_VALUE);
+            }
+            var controllers = (DescribeClusterResponse) c.send(ApiKeys.DESCRIBE_CLUSTER, (short) 1,
+                    new DescribeClusterRequestData().setEndpointType((byte) 2));
+            assertThat(Errors.forCode(controllers.data().errorCode())).isEqualTo(Errors.MISMATCHED_ENDPOINT_TYPE);
         }
     }
 

@@ -42,6 +42,9 @@ public final class KaasCluster implements AutoCloseable {
 
     private String listeners;
     private String advertised;
+    /** Brokers 2..N of a cluster started with {@link #startForClients}; broker 1 is {@link #broker}. */
+    private final List<Process> otherBrokers = new ArrayList<>();
+    private int brokerCount = 1;
 
     private KaasCluster(Path dataDir, Map<String, String> brokerProps, int kafkaPort) throws IOException {
         this.dataDir = dataDir;
@@ -61,6 +64,32 @@ public final class KaasCluster implements AutoCloseable {
         return launch(new KaasCluster(dataDir, brokerProps, freePort()));
     }
 
+    /**
+     * A cluster for client and tool tests: one broker, or {@code kaas.it.brokers} brokers when the
+     * build runs the client suites against a multi-broker cluster (the {@code three-brokers}
+     * failsafe execution). Clients bootstrap from broker 1 and find the others through Metadata,
+     * as against an Apache cluster.
+     */
+    public static KaasCluster startForClients(Path dataDir) throws Exception {
+        KaasCluster c = new KaasCluster(dataDir, Map.of(), freePort());
+        c.brokerCount = Integer.getInteger("kaas.it.brokers", 1);
+        launch(c);
+        // The suite must not pass on fewer brokers than it claims to run on.
+        try (var admin = org.apache.kafka.clients.admin.Admin.create(c.clientProps())) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            int seen = 0;
+            while (System.nanoTime() < deadline) {
+                seen = admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size();
+                if (seen == c.brokerCount) {
+                    return c;
+                }
+                Thread.sleep(100);
+            }
+            c.close();
+            throw new IllegalStateException("cluster lists " + seen + " brokers, not " + c.brokerCount);
+        }
+    }
+
     /** A cluster whose broker has the given Apache-syntax listeners; the first one is {@link #kafkaPort()}. */
     public static KaasCluster startWithListeners(Path dataDir, String listeners, String advertised) throws Exception {
         int first = Integer.parseInt(listeners.split(",")[0].replaceAll(".*:", ""));
@@ -75,6 +104,9 @@ public final class KaasCluster implements AutoCloseable {
         try {
             c.startController();
             c.startBroker();
+            for (int id = 2; id <= c.brokerCount; id++) {
+                c.startOtherBroker(id);
+            }
         } catch (Exception e) {
             c.close();
             throw e;
@@ -154,6 +186,28 @@ public final class KaasCluster implements AutoCloseable {
         }
     }
 
+    private void startOtherBroker(int id) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            int http = freePort();
+            int kafka = freePort();
+            Process p = launch("broker-id" + id + "-" + attempt, jar("kaas-broker"), List.of(
+                    "-Dquarkus.http.port=" + http,
+                    "-Dquarkus.grpc.clients.controller.port=" + controllerGrpc,
+                    "-Dkaas.broker.id=" + id,
+                    "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + kafka,
+                    "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + kafka));
+            otherBrokers.add(p);
+            try {
+                awaitReady(p, http, "broker " + id, logDir.resolve("broker-id" + id + "-" + attempt + ".log"));
+                return;
+            } catch (PortInUse e) {
+                if (attempt == BIND_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
     /** SIGKILL: no shutdown hook, no flush, no snapshot. */
     public void killBroker() throws InterruptedException {
         broker.destroyForcibly();
@@ -186,6 +240,9 @@ public final class KaasCluster implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        for (Process p : otherBrokers) {
+            stop(p);
+        }
         stop(broker);
         stop(controller);
     }

@@ -31,7 +31,7 @@ final class KaasClusterExtension implements BeforeAllCallback, AfterAllCallback 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         dir = Files.createTempDirectory("kaas-it-" + context.getRequiredTestClass().getSimpleName());
-        cluster = KaasCluster.start(dir.resolve("data"), brokerProps);
+        cluster = brokerProps.isEmpty() ? KaasCluster.startForClients(dir.resolve("data")) : KaasCluster.start(dir.resolve("data"), brokerProps);
     }
 
     @Override

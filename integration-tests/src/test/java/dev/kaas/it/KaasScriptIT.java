@@ -1,6 +1,7 @@
 package dev.kaas.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -10,12 +11,20 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -33,14 +42,19 @@ class KaasScriptIT {
 
     /** A base port whose three followers are free too, as the script derives them. */
     static int freeBase() {
+        return freeBase(4);
+    }
+
+    /** A base port with {@code count - 1} free followers: the script uses four ports per broker/controller pair. */
+    static int freeBase(int count) {
         Random r = new Random();
         for (int attempt = 0; attempt < 200; attempt++) {
             int base = 20_000 + r.nextInt(40_000);
-            if (free(base) && free(base + 1) && free(base + 2) && free(base + 3)) {
+            if (IntStream.range(base, base + count).allMatch(KaasScriptIT::free)) {
                 return base;
             }
         }
-        throw new IllegalStateException("no four consecutive free ports");
+        throw new IllegalStateException("no " + count + " consecutive free ports");
     }
 
     static boolean free(int port) {
@@ -88,8 +102,15 @@ class KaasScriptIT {
     }
 
     static String runToEnd(String... args) throws Exception {
+        return runToEnd(60, args);
+    }
+
+    static String runToEnd(long seconds, String... args) throws Exception {
         Run r = start(args);
-        assertThat(r.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        if (!r.process().waitFor(seconds, TimeUnit.SECONDS)) {
+            r.process().destroyForcibly();
+            throw new AssertionError("./kaas " + String.join(" ", args) + " did not end within " + seconds + " s");
+        }
         // The reader may still be draining the pipe after the process exits.
         r.reader().join(10_000);
         StringBuilder out = new StringBuilder();
@@ -143,5 +164,85 @@ class KaasScriptIT {
         String out = runToEnd("up", "--data", file.resolve("sub").toString());
         assertThat(out).contains("kaas: cannot create data directory").contains("exit=1");
         assertThat(out.lines().filter(l -> l.startsWith("kaas:")).count()).isEqualTo(1);
+    }
+
+    /** One broker line of {@code ./kaas status}. */
+    record BrokerRow(int id, String alive, int partitions) {
+    }
+
+    private static final Pattern BROKER_ROW = Pattern.compile("^\\s*broker (\\d+)\\s+(alive|not alive|-)\\s+.*\\bpartitions (\\d+)\\s");
+
+    static Map<Integer, BrokerRow> brokers(String status) {
+        Map<Integer, BrokerRow> rows = new TreeMap<>();
+        for (String line : status.lines().toList()) {
+            Matcher m = BROKER_ROW.matcher(line);
+            if (m.find()) {
+                rows.put(Integer.parseInt(m.group(1)), new BrokerRow(Integer.parseInt(m.group(1)), m.group(2), Integer.parseInt(m.group(3))));
+            }
+        }
+        return rows;
+    }
+
+    static String status(Path data) throws Exception {
+        String out = runToEnd("status", "--data", data.toString());
+        assertThat(out).endsWith("exit=0");
+        return out;
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // the sum of its bounded waits; typically about 20 s
+    void twoBrokersSharePartitionsAndOneStopsAndComesBackWhileUpKeepsRunning() throws Exception {
+        int port = freeBase(8);
+        Path data = tmp.resolve("two-brokers");
+        Run up = start("up", "--brokers", "2", "--data", data.toString(), "--port", Integer.toString(port));
+        try {
+            // Given two brokers, both ready and in the controller's live set
+            up.awaitLine("kaas is ready.", 180);
+            assertThat(up.awaitLine("Kafka bootstrap:", 5)).contains("localhost:" + port + ",localhost:" + (port + 4));
+            String first = status(data);
+            assertThat(first).contains("brokers:     2 alive").contains("lease:       held by controller-1");
+            assertThat(brokers(first).values()).extracting(BrokerRow::alive).containsExactly("alive", "alive");
+
+            // When a topic with four partitions is created
+            Properties props = new Properties();
+            props.put("bootstrap.servers", "127.0.0.1:" + port);
+            try (Admin admin = Admin.create(props)) {
+                admin.createTopics(List.of(new NewTopic("spread", Optional.of(4), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+            }
+
+            // Then each broker leads two of them
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                    assertThat(brokers(status(data)).values()).extracting(BrokerRow::partitions).containsExactly(2, 2));
+
+            // When broker 2 is stopped
+            assertThat(runToEnd(90, "stop-broker", "2", "--data", data.toString())).contains("stopped broker 2").endsWith("exit=0");
+
+            // Then up keeps running, broker 2 is out of the live set and broker 1 leads all four partitions
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+                String s = status(data);
+                assertThat(brokers(s)).containsEntry(2, new BrokerRow(2, "not alive", 0)).containsEntry(1, new BrokerRow(1, "alive", 4));
+                assertThat(s).contains("4 in 1 topic, 0 without a leader");
+            });
+            assertThat(up.process().isAlive()).isTrue();
+
+            // When it is started again
+            assertThat(runToEnd(120, "start-broker", "2", "--data", data.toString())).contains("broker 2 is ready").endsWith("exit=0");
+
+            // Then it is back in the live set, and up still runs
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                    assertThat(brokers(status(data)).get(2).alive()).isEqualTo("alive"));
+            assertThat(up.process().isAlive()).isTrue();
+        } finally {
+            // A timeout interrupts this thread; clear it so down still runs and no process outlives the test.
+            Thread.interrupted();
+            String down = runToEnd(200, "down", "--data", data.toString());
+            boolean upEnded = up.process().waitFor(60, TimeUnit.SECONDS);
+            if (!upEnded) {
+                up.process().destroyForcibly();
+            }
+            // No stronger check here: a failure above (say, up that never started) must not be masked.
+            assertThat(down).endsWith("exit=0");
+            assertThat(upEnded).isTrue();
+        }
     }
 }

@@ -39,7 +39,7 @@ class KafkaPythonIT {
         try (var in = getClass().getResourceAsStream("/clients/kafka_python_group.py")) {
             Files.copy(in, script);
         }
-        try (KaasCluster cluster = KaasCluster.start(tmp.resolve("data"))) {
+        try (KaasCluster cluster = KaasCluster.startForClients(tmp.resolve("data"))) {
             try (Admin admin = Admin.create(cluster.clientProps())) {
                 admin.createTopics(List.of(new NewTopic("py", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             }

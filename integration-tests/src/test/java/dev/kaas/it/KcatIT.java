@@ -42,7 +42,7 @@ class KcatIT {
     @BeforeAll
     static void up() throws Exception {
         NativeClients.requirePresent(kcatPresent(), "kcat (librdkafka)");
-        cluster = KaasCluster.start(tmp.resolve("data"));
+        cluster = KaasCluster.startForClients(tmp.resolve("data"));
     }
 
     @AfterAll

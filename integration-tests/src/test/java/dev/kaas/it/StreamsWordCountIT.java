@@ -90,7 +90,7 @@ class StreamsWordCountIT {
 
     @Test
     void wordCountRunsRestartsAndResumesFromCommittedOffsets() throws Exception {
-        try (KaasCluster cluster = KaasCluster.start(tmp.resolve("data"))) {
+        try (KaasCluster cluster = KaasCluster.startForClients(tmp.resolve("data"))) {
             try (Admin admin = Admin.create(cluster.clientProps())) {
                 admin.createTopics(List.of(new NewTopic(IN, 2, (short) 1), new NewTopic(OUT, 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
             }

@@ -6,8 +6,6 @@ import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.model.Assignment;
-import dev.kaas.common.model.BrokerInfo;
-import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.proto.CreateTopicsCall;
@@ -18,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -32,6 +31,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
 import org.jboss.logging.Logger;
 
 /**
@@ -76,7 +76,6 @@ public class MetadataHandler implements ApiHandler {
         Assignment a = view.assignment();
         MetadataResponseData resp = new MetadataResponseData()
                 .setClusterId(a.clusterId())
-                .setControllerId(a.brokers().isEmpty() ? view.brokerId() : a.brokers().get(0).id())
                 .setThrottleTimeMs(0);
         addBrokers(resp, a, ctx.listenerName());
         List<String> toCreate = new ArrayList<>();
@@ -159,14 +158,25 @@ public class MetadataHandler implements ApiHandler {
         return null;
     }
 
+    /** The brokers listed to a client on {@code listenerName}, and the controller id that goes with them. */
     private static void addBrokers(MetadataResponseData resp, Assignment a, String listenerName) {
-        for (BrokerInfo b : a.brokers()) {
-            for (EndpointInfo e : b.endpoints()) {
-                if (e.listener().equals(listenerName)) {
-                    resp.brokers().add(new MetadataResponseBroker().setNodeId(b.id()).setHost(e.host()).setPort(e.port()));
-                }
-            }
+        List<Node> nodes = ClusterView.nodes(a, listenerName);
+        for (Node n : nodes) {
+            resp.brokers().add(new MetadataResponseBroker().setNodeId(n.id()).setHost(n.host()).setPort(n.port()));
         }
+        resp.setControllerId(controllerId(nodes));
+    }
+
+    /**
+     * The {@code controller_id} kaas reports in Metadata and DescribeCluster: the lowest id among the
+     * brokers listed to the client, -1 when none is. Apache 3.7 in KRaft mode reports a random live
+     * broker ({@code KRaftMetadataCache.getRandomAliveBrokerId}), because clients cannot reach the
+     * KRaft controller; kaas's controller speaks to brokers only, so it does the same with a stable
+     * choice (see src/docs/compatibility.md). Taken from the listed brokers, so it is always one of
+     * them, as Apache's DescribeCluster ensures.
+     */
+    static int controllerId(List<Node> listed) {
+        return listed.stream().mapToInt(Node::id).min().orElse(MetadataResponse.NO_CONTROLLER_ID);
     }
 
     static MetadataResponseTopic describe(TopicAssignment t) {

@@ -147,36 +147,22 @@ public class AssignmentApplier implements AssignmentReceiver {
             });
         }
         List<java.util.concurrent.CompletableFuture<Void>> closesNow = new java.util.ArrayList<>(closing.values());
-        Map<TopicPartition, String> failed = new HashMap<>();
+        // Takeovers run in parallel on the storage pool: each fences and scans its own directory,
+        // and a broker taking over thousands of partitions from a dead one must not do them one by one.
+        Map<TopicPartition, String> failed = new java.util.concurrent.ConcurrentHashMap<>();
+        List<java.util.concurrent.CompletableFuture<Void>> opens = new java.util.ArrayList<>();
         for (var e : wanted.entrySet()) {
             if (partitions.get(e.getKey()) != null) {
                 continue;
             }
-            TopicAssignment t = e.getValue().topic();
-            awaitClosed(e.getKey());
-            String refusal = descriptors.refusal();
-            if (refusal != null) {
-                failed.put(e.getKey(), refusal);
-                if (!refusal.equals(unopened.get(e.getKey()))) {
-                    LOG.errorf("not opening partition=%s: %s", e.getKey(), refusal);
-                }
-                continue;
-            }
-            try {
-                PartitionLog log = PartitionLog.open(
-                        PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), e.getKey().partition()),
-                        e.getKey(), t.topic().topicId(), e.getValue().partition().leaderEpoch(), me,
-                        LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
-                partitions.put(e.getKey(), new Replica(log, new SerialExecutor(partitions.writers())));
-            } catch (Exception ex) {
-                String why = ex.toString();
-                failed.put(e.getKey(), why);
-                if (why.equals(unopened.get(e.getKey()))) {
-                    LOG.debugf("still cannot open partition=%s epoch=%d: %s", e.getKey(), e.getValue().partition().leaderEpoch(), why);
-                } else {
-                    LOG.errorf(ex, "could not open partition=%s epoch=%d", e.getKey(), e.getValue().partition().leaderEpoch());
-                }
-            }
+            opens.add(java.util.concurrent.CompletableFuture.runAsync(() -> open(e.getKey(), e.getValue(), me, failed),
+                    partitions.storage()));
+        }
+        try {
+            java.util.concurrent.CompletableFuture.allOf(opens.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .get(10, TimeUnit.MINUTES);
+        } catch (Exception ex) {
+            LOG.errorf(ex, "opening partitions of assignment version=%d did not complete", a.version());
         }
         unopened = Map.copyOf(failed);
         // Reporting this version tells the controller that what we lost is closed: only then may
@@ -186,6 +172,34 @@ public class AssignmentApplier implements AssignmentReceiver {
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
         applied.fire(new AssignmentApplied(a));
+    }
+
+    private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {
+        TopicAssignment t = w.topic();
+        awaitClosed(tp);
+        String refusal = descriptors.refusal();
+        if (refusal != null) {
+            failed.put(tp, refusal);
+            if (!refusal.equals(unopened.get(tp))) {
+                LOG.errorf("not opening partition=%s: %s", tp, refusal);
+            }
+            return;
+        }
+        try {
+            PartitionLog log = PartitionLog.open(
+                    PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), tp.partition()),
+                    tp, t.topic().topicId(), w.partition().leaderEpoch(), me,
+                    LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
+            partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
+        } catch (Exception ex) {
+            String why = ex.toString();
+            failed.put(tp, why);
+            if (why.equals(unopened.get(tp))) {
+                LOG.debugf("still cannot open partition=%s epoch=%d: %s", tp, w.partition().leaderEpoch(), why);
+            } else {
+                LOG.errorf(ex, "could not open partition=%s epoch=%d", tp, w.partition().leaderEpoch());
+            }
+        }
     }
 
     private static void awaitAll(List<java.util.concurrent.CompletableFuture<Void>> closes) {

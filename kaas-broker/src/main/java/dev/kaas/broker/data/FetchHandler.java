@@ -13,6 +13,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
@@ -92,7 +93,7 @@ public class FetchHandler implements ApiHandler {
         if (data.sessionEpoch() != 0 && data.sessionEpoch() != -1) {
             return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
         }
-        Op op = new Op(data, ctx.apiVersion());
+        Op op = new Op(data, ctx.apiVersion(), ctx.listenerName());
         op.start();
         return op.result;
     }
@@ -101,6 +102,7 @@ public class FetchHandler implements ApiHandler {
     private final class Op implements Runnable {
         final FetchRequestData data;
         final short version;
+        final String listenerName;
         final CompletableFuture<ApiMessage> result = new CompletableFuture<>();
         final AtomicBoolean busy = new AtomicBoolean();
         final List<TopicPartition> parked = new ArrayList<>();
@@ -108,9 +110,10 @@ public class FetchHandler implements ApiHandler {
         volatile boolean expired;
         ScheduledFuture<?> timeout;
 
-        Op(FetchRequestData data, short version) {
+        Op(FetchRequestData data, short version, String listenerName) {
             this.data = data;
             this.version = version;
+            this.listenerName = listenerName;
         }
 
         void start() {
@@ -177,6 +180,7 @@ public class FetchHandler implements ApiHandler {
             int total = 0;
             boolean error = false;
             List<TopicPartition> tps = new ArrayList<>();
+            List<Map.Entry<TopicPartition, PartitionData>> resolved = new ArrayList<>();
             for (FetchRequestData.FetchTopic ft : data.topics()) {
                 boolean byId = version >= 13;
                 TopicAssignment topic = byId ? view.topicById(ft.topicId().toString()) : view.topic(ft.topic());
@@ -194,6 +198,7 @@ public class FetchHandler implements ApiHandler {
                         continue;
                     }
                     TopicPartition tp = new TopicPartition(topic.topic().name(), fp.partition());
+                    resolved.add(Map.entry(tp, pd));
                     Replica replica = partitions.get(tp);
                     if (replica == null || !replica.log().topicId().equals(topic.topic().topicId())) {
                         boolean known = fp.partition() >= 0 && fp.partition() < topic.partitions().size();
@@ -238,7 +243,31 @@ public class FetchHandler implements ApiHandler {
                     total += records.sizeInBytes();
                 }
             }
+            if (version >= 16) {
+                for (Map.Entry<TopicPartition, PartitionData> e : resolved) {
+                    Errors err = Errors.forCode(e.getValue().errorCode());
+                    if (err == Errors.NOT_LEADER_OR_FOLLOWER || err == Errors.FENCED_LEADER_EPOCH) {
+                        redirect(resp, e.getValue(), e.getKey());
+                    }
+                }
+            }
             return new Collected(resp, total, error, tps);
+        }
+
+        /**
+         * KIP-951, as Apache 3.7 answers Fetch v16+: a partition refused with NOT_LEADER_OR_FOLLOWER or
+         * FENCED_LEADER_EPOCH carries the leader and epoch of the applied assignment, and the response
+         * the leader's endpoint on the request's listener.
+         */
+        private void redirect(FetchResponseData resp, PartitionData pd, TopicPartition tp) {
+            ClusterView.CurrentLeader leader = view.currentLeader(tp, listenerName);
+            pd.currentLeader().setLeaderId(leader.leaderId()).setLeaderEpoch(leader.leaderEpoch());
+            leader.node().ifPresent(n -> {
+                if (resp.nodeEndpoints().find(n.id()) == null) {
+                    resp.nodeEndpoints().add(new FetchResponseData.NodeEndpoint().setNodeId(n.id()).setHost(n.host())
+                            .setPort(n.port()).setRack(n.rack()));
+                }
+            });
         }
     }
 

@@ -132,6 +132,9 @@ public class ProduceHandler implements ApiHandler {
                     resp.responses().add(tr);
                 }
                 tr.partitionResponses().add(pr);
+                if (ctx.apiVersion() >= 10 && pr.errorCode() == Errors.NOT_LEADER_OR_FOLLOWER.code()) {
+                    redirect(resp, pr, tp, ctx.listenerName());
+                }
             }
             if (acks != 0) {
                 return resp;
@@ -140,6 +143,22 @@ public class ProduceHandler implements ApiHandler {
                 throw new CloseConnection("acks=0 produce failed");
             }
             return null;
+        });
+    }
+
+    /**
+     * KIP-951, as Apache 3.7 answers Produce v10+: a partition refused with NOT_LEADER_OR_FOLLOWER
+     * carries the leader and epoch of the applied assignment, and the response the leader's
+     * endpoint on the request's listener, so the producer can go there without a Metadata round trip.
+     */
+    private void redirect(ProduceResponseData resp, PartitionProduceResponse pr, TopicPartition tp, String listenerName) {
+        ClusterView.CurrentLeader leader = view.currentLeader(tp, listenerName);
+        pr.currentLeader().setLeaderId(leader.leaderId()).setLeaderEpoch(leader.leaderEpoch());
+        leader.node().ifPresent(n -> {
+            if (resp.nodeEndpoints().find(n.id()) == null) {
+                resp.nodeEndpoints().add(new ProduceResponseData.NodeEndpoint().setNodeId(n.id()).setHost(n.host())
+                        .setPort(n.port()).setRack(n.rack()));
+            }
         });
     }
 

@@ -76,6 +76,14 @@ public final class PartitionLog {
     public record TimestampAndOffset(long timestamp, long offset, int leaderEpoch) {
     }
 
+    /** One entry of the leader-epoch history: {@code epoch} wrote this log from {@code startOffset} up to the next entry's start. */
+    public record EpochStart(int epoch, long startOffset) {
+    }
+
+    /** Apache's answer for one epoch ({@code LeaderEpochFileCache.endOffsetFor}): the epoch found and where it ends. */
+    public record EpochEnd(int epoch, long endOffset) {
+    }
+
     record Fence(int leaderEpoch, int broker) {
     }
 
@@ -802,6 +810,65 @@ public final class PartitionLog {
     public Optional<TimestampAndOffset> maxTimestamp() throws IOException {
         long best = segments.values().stream().mapToLong(LogSegment::maxTimestamp).max().orElse(-1);
         return best < 0 ? Optional.empty() : offsetForTimestamp(best, Long.MAX_VALUE);
+    }
+
+    /**
+     * The leader-epoch history the segment names spell, oldest first: consecutive segments of one
+     * epoch are one entry, starting at the first one's base offset. Always ends with this log's own
+     * epoch: {@link #open} begins a segment named with it before the log is published, and every
+     * later segment (a roll) carries it too, so the history changes only by a new log's takeover.
+     *
+     * <p>Threading: reads only the segment map, which the writer changes by adding a segment of this
+     * log's epoch on a roll (a weakly consistent view of it gives the same history). No I/O, no lock:
+     * any thread may call it, event loops included.
+     */
+    public List<EpochStart> epochHistory() {
+        List<EpochStart> history = new ArrayList<>();
+        for (LogSegment s : segments.values()) {
+            if (history.isEmpty() || history.get(history.size() - 1).epoch() != s.leaderEpoch()) {
+                history.add(new EpochStart(s.leaderEpoch(), s.baseOffset()));
+            }
+        }
+        if (history.isEmpty() || history.get(history.size() - 1).epoch() != leaderEpoch) {
+            // Not reachable through open(), which names the active segment with this epoch; kept so
+            // the history never lacks the epoch this log answers for (Apache assigns it on becoming leader).
+            history.add(new EpochStart(leaderEpoch, logEndOffset));
+        }
+        return history;
+    }
+
+    /**
+     * Where {@code requestedEpoch} ends in this log, as Apache's {@code UnifiedLog.endOffsetForEpoch}
+     * answers OffsetForLeaderEpoch: empty where Apache's cache answers UNDEFINED_EPOCH_OFFSET.
+     */
+    public Optional<EpochEnd> endOffsetForEpoch(int requestedEpoch) {
+        List<EpochStart> history = epochHistory();
+        return endOffsetFor(history, requestedEpoch, logEndOffset);
+    }
+
+    /**
+     * Apache's {@code LeaderEpochFileCache.endOffsetFor} over a history sorted by epoch: the latest
+     * epoch ends at the log end; any other ends where the first later epoch starts, and is answered
+     * with the largest known epoch not above it; an epoch below every known one gets itself and the
+     * first known start (Apache's "smaller than any known epoch" case); -1 or an epoch above every
+     * known one has no answer.
+     */
+    static Optional<EpochEnd> endOffsetFor(List<EpochStart> history, int requestedEpoch, long logEndOffset) {
+        if (requestedEpoch == RecordBatch.NO_PARTITION_LEADER_EPOCH || history.isEmpty()) {
+            return Optional.empty();
+        }
+        EpochStart latest = history.get(history.size() - 1);
+        if (latest.epoch() == requestedEpoch) {
+            return Optional.of(new EpochEnd(requestedEpoch, logEndOffset));
+        }
+        EpochStart floor = null;
+        for (EpochStart e : history) {
+            if (e.epoch() > requestedEpoch) {
+                return Optional.of(new EpochEnd(floor == null ? requestedEpoch : floor.epoch(), e.startOffset()));
+            }
+            floor = e;
+        }
+        return Optional.empty();
     }
 
     /** Leader epoch a record at {@code offset} was written under, from the segment names (the epoch history). */

@@ -40,7 +40,11 @@ public class ControllerRuntime {
     void onStart(@Observes StartupEvent ev) throws IOException {
         Path data = Path.of(config.dataDir()).toAbsolutePath();
         metadata = openMetadata(config, data);
-        holder = config.controller().id().orElseGet(ControllerRuntime::defaultHolder);
+        // The holder names this process, not just the configured id: a controller restarted under the
+        // same id (kill -9, a pod restarted under its name) is a new writer and must take the lease
+        // under a new epoch, or a frozen predecessor and it would both write under one epoch.
+        holder = config.controller().id().orElseGet(ControllerRuntime::defaultHolder)
+                + "#" + java.util.UUID.randomUUID().toString().substring(0, 8);
         core = new ControllerCore(metadata, System::currentTimeMillis, new ControllerCore.Settings(holder,
                 config.controller().leaseDuration().toMillis(),
                 config.controller().brokerSessionTimeout().toMillis(),
