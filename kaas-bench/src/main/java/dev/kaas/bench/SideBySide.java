@@ -101,6 +101,15 @@ public final class SideBySide {
     }
 
     public static void main(String[] args) throws Exception {
+        // The cluster workloads parse their own options; ./kaas bench passes every argument here.
+        List<String> given = List.of(args);
+        if (given.contains("--chaos")) {
+            System.exit(ChaosBench.main0(args));
+        } else if (given.contains("--partitions")) {
+            System.exit(PartitionScale.main0(args));
+        } else if (given.contains("--cluster")) {
+            System.exit(ClusterBench.main0(args));
+        }
         Path root = Path.of(".").toAbsolutePath().normalize();
         int records = 1_000_000;
         int reps = 3;
@@ -176,6 +185,23 @@ public final class SideBySide {
         boolean agree() {
             return Math.abs(harnessMbPerSec / shellMbPerSec - 1) <= 0.10;
         }
+    }
+
+    Path root() {
+        return opts.root();
+    }
+
+    Path work() {
+        return opts.work();
+    }
+
+    ApacheDist dist() {
+        return dist;
+    }
+
+    /** Whether {@link #start} prints (once each) and records the command lines it runs. */
+    void showCommands(boolean show) {
+        showCommands = show;
     }
 
     /** Every sample taken: metric, then system, then one value per repetition. */
@@ -349,14 +375,8 @@ public final class SideBySide {
         int port = freePort();
         int cport = freePort();
         Path props = dir.resolve("server.properties");
-        String config = String.join("\n",
-                "process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@127.0.0.1:" + cport,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + cport,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port, "controller.listener.names=CONTROLLER",
-                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", "log.dirs=" + dir.resolve("data"),
-                "num.partitions=1", "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1", fsync ? "log.flush.interval.messages=1" : "") + "\n";
-        Files.writeString(props, config);
+        Files.writeString(props, LocalApacheCluster.serverProperties(1, "1@127.0.0.1:" + cport, port, cport, dir.resolve("data"), 1,
+                fsync ? List.of("log.flush.interval.messages=1") : List.of()));
         Path logs = dir.resolve("logs");
         Files.createDirectories(logs);
         List<String> formatArgs = List.of("format", "-t", Uuid.randomUuid().toString(), "-c", props.toString());
@@ -446,7 +466,10 @@ public final class SideBySide {
         }
     }
 
-    /** Milliseconds from process launch to the first acknowledged acks=all produce. */
+    /** The topic the start-up probe writes to, auto-created with the broker's default partition count (1). */
+    static final String PROBE_TOPIC = "warmup";
+
+    /** Milliseconds from process launch to the first acknowledged acks=all produce (to {@link #PROBE_TOPIC}). */
     static long firstProduce(int port, long t0, List<Process> processes) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", "127.0.0.1:" + port);
@@ -463,7 +486,7 @@ public final class SideBySide {
                 }
             }
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-                producer.send(new ProducerRecord<>("warmup", new byte[] {1})).get(2, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>(PROBE_TOPIC, new byte[] {1})).get(2, TimeUnit.SECONDS);
                 return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             } catch (Exception notYet) {
                 Thread.sleep(20);

@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Not a benchmark: runs the side-by-side harness with tiny counts against kaas and Apache Kafka
- * 3.7.2, so a change that breaks the harness (a server that no longer starts, perf-tool output
- * that no longer parses, a process left behind) fails the build instead of the next benchmark.
+ * 3.7.2, and the chaos run with two kill -9 cycles, so a change that breaks the harness (a server
+ * that no longer starts, perf-tool output that no longer parses, a process left behind) fails the
+ * build instead of the next benchmark.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class SideBySideSmokeIT {
@@ -46,6 +47,29 @@ class SideBySideSmokeIT {
                 "org.apache.kafka.tools.EndToEndLatency", "kafka.tools.StorageTool", "quarkus-run.jar",
                 "apache-dist/target/kafka_2.13-3.7.2/config/log4j.properties", "-XX:MaxInlineLevel=15");
         assertThat(commands).doesNotContain("slf4j-jboss-logmanager", "kaas-bench/target/classes", ".m2/repository");
+    }
+
+    @Test
+    void theChaosRunKillsAndRestartsBrokersUnderLoadAndCountsWhatItReadsBack() throws Exception {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "smoke-chaos-");
+        // Two kill -9 cycles at a low rate; the SIGSTOP cycle waits out the producer's 30 s request
+        // timeout, too slow for a smoke run.
+        ChaosBench chaos = new ChaosBench(new ChaosBench.Options(root, work, 3, 12, 2, 0, 200, 42L));
+
+        ChaosBench.Report report = chaos.run();
+
+        assertThat(report.check().clean()).as("nothing lost, duplicated or reordered: %s", report.check()).isTrue();
+        assertThat(report.check().acknowledged()).isPositive().isEqualTo(report.check().sent() - report.check().failed());
+        assertThat(report.check().read()).isGreaterThanOrEqualTo(report.check().acknowledged());
+        assertThat(report.cycles()).hasSize(2).allSatisfy(c -> {
+            assertThat(c.moved()).as("partitions the victim led").isEqualTo(4);
+            assertThat(c.takeoverMs()).as("takeover").isNotNegative();
+            assertThat(c.leadersMovedMs()).as("metadata moved").isNotNegative();
+        });
+        assertThat(Files.readString(work.resolve("chaos.md"))).contains("| lost (acknowledged, absent at its offset) | 0 |", "seed 42",
+                "takeover after kill -9");
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
     }
 
     @Test
