@@ -235,6 +235,39 @@ class ClusterIT {
         }
     }
 
+    @Test
+    void brokersLeaveAFrozenControllerForTheStandbyThatTookItsLease() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 2, 2, Map.of(), Map.of());
+             Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("steady", 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            awaitLeaders(admin, "steady", l -> !l.containsValue(-1));
+            cluster.freezeController(1);
+            long t0 = System.nanoTime();
+            long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
+            while (!cluster.controllerReady(2) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(cluster.controllerReady(2)).as("the standby took the frozen leader's lease").isTrue();
+            System.out.printf("standby leads %d ms after SIGSTOP of the leader%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+
+            // The brokers found it by themselves: it places a new topic on them, and moves a dead broker's partitions.
+            admin.createTopics(List.of(new NewTopic("after-freeze", 2, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            Map<Integer, Integer> placed = awaitLeaders(admin, "after-freeze", l -> !l.containsValue(-1));
+            assertThat(placed.values()).containsExactlyInAnyOrder(1, 2);
+            cluster.killBroker(2);
+            awaitLeaders(admin, "steady", l -> l.values().stream().allMatch(b -> b == 1));
+
+            // The old leader wakes up deposed: it cannot take anything back.
+            cluster.thawController(1);
+            Thread.sleep(3000);
+            assertThat(cluster.controllerReady(1)).isFalse();
+            assertThat(cluster.controllerReady(2)).isTrue();
+            try (KafkaProducer<String, String> p = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
+                assertThat(p.send(new ProducerRecord<>("after-freeze", 0, null, "x")).get(30, TimeUnit.SECONDS).offset()).isZero();
+            }
+        }
+    }
+
     private static void awaitAcks(ProduceLoad load, long atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (load.acked() < atLeast && System.nanoTime() < deadline) {

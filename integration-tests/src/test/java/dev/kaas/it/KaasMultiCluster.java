@@ -178,6 +178,15 @@ public final class KaasMultiCluster implements AutoCloseable {
         kill(controllers.get(j));
     }
 
+    /** SIGSTOP a controller: its connections stay open, it answers nothing. */
+    public void freezeController(int j) throws Exception {
+        signal(controllers.get(j), "STOP");
+    }
+
+    public void thawController(int j) throws Exception {
+        signal(controllers.get(j), "CONT");
+    }
+
     public boolean controllerReady(int j) {
         Member m = controllers.get(j);
         return m.process != null && m.process.isAlive() && healthOk(m.http, "ready");
@@ -199,7 +208,9 @@ public final class KaasMultiCluster implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        for (Member m : brokers.values()) {
+        List<Member> all = new ArrayList<>(brokers.values());
+        all.addAll(controllers.values());
+        for (Member m : all) {
             if (m.process != null && m.process.isAlive()) {
                 try {
                     signal(m, "CONT");
