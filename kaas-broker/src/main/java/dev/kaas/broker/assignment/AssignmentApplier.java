@@ -61,6 +61,12 @@ public class AssignmentApplier implements AssignmentReceiver {
         t.setDaemon(true);
         return t;
     });
+    /**
+     * Opens mostly wait on fsyncs (fence, new segment, directory); many at once let the
+     * file system commit them together, so the pool is wider than the machine has cores.
+     */
+    static final int TAKEOVER_THREADS = 32;
+
     /** The newest assignment applied here: what stale pushes are compared with. */
     private volatile long acceptedVersion = -1;
     /** The newest assignment whose losses (partitions, slots) are all let go: what the controller is told. */
@@ -71,7 +77,7 @@ public class AssignmentApplier implements AssignmentReceiver {
      * thousands of partitions from a dead one does not do them one after another; a pool of their
      * own, so reads and coordinator files on the storage pool do not queue behind them.
      */
-    private final ExecutorService opens = Executors.newFixedThreadPool(8, r -> {
+    private final ExecutorService opens = Executors.newFixedThreadPool(TAKEOVER_THREADS, r -> {
         Thread t = new Thread(r, "kaas-takeover");
         t.setDaemon(true);
         return t;
@@ -80,6 +86,9 @@ public class AssignmentApplier implements AssignmentReceiver {
     private volatile long appliedEpoch = -1;
     private volatile Map<TopicPartition, String> unopened = Map.of();
     private volatile DescriptorHeadroom descriptors = DescriptorHeadroom.ofThisProcess();
+    static final long DESCRIPTOR_READING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    private volatile long descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
+    private volatile String descriptorsRefusal;
     /** Closes queued on partitions' writers, by partition: a new incarnation opens only after the old one closed. */
     private final Map<TopicPartition, java.util.concurrent.CompletableFuture<Void>> closing = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -117,6 +126,21 @@ public class AssignmentApplier implements AssignmentReceiver {
     /** For tests: the descriptor readings partition opens are checked against. */
     void descriptors(DescriptorHeadroom headroom) {
         this.descriptors = headroom;
+        this.descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
+    }
+
+    /**
+     * Counting open descriptors lists {@code /proc/self/fd}, which costs more the more partitions
+     * are open: read it at most every {@link #DESCRIPTOR_READING_NANOS} during a takeover, not once
+     * per partition. The 20 % headroom is far larger than what opens add between two readings.
+     */
+    private String descriptorRefusal() {
+        long now = System.nanoTime();
+        if (now - descriptorsReadNanos >= DESCRIPTOR_READING_NANOS) {
+            descriptorsRefusal = descriptors.refusal();
+            descriptorsReadNanos = now;
+        }
+        return descriptorsRefusal;
     }
 
     @Override
@@ -126,6 +150,8 @@ public class AssignmentApplier implements AssignmentReceiver {
 
     private void apply(Assignment a) {
         int me = view.brokerId();
+        // Every assignment starts from a fresh reading.
+        descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
         Map<TopicPartition, Wanted> wanted = new HashMap<>();
         Set<String> liveTopicIds = new HashSet<>();
         for (TopicAssignment t : a.topics()) {
@@ -198,7 +224,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {
         TopicAssignment t = w.topic();
         awaitClosed(tp);
-        String refusal = descriptors.refusal();
+        String refusal = descriptorRefusal();
         if (refusal != null) {
             failed.put(tp, refusal);
             if (!refusal.equals(unopened.get(tp))) {

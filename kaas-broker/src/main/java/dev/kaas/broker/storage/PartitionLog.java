@@ -277,7 +277,12 @@ public final class PartitionLog {
         logEndOffset = end;
         highWatermark = end;
         lastFlushMs = clock.getAsLong();
-        AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset)));
+        // The manifest rarely changes between owners; rewriting it anyway would cost two fsyncs per
+        // partition on every takeover, which is what bounds taking over thousands at once.
+        Manifest now = new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset);
+        if (!now.equals(manifest)) {
+            AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(now));
+        }
         disk.fsyncDirectory(dir);
         LOG.infof("partition opened partition=%s epoch=%d logStart=%d logEnd=%d segments=%d recoveredSegments=%d",
                 tp, leaderEpoch, logStartOffset, end, segments.size(), recovered);
