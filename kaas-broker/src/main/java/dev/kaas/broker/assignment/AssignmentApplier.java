@@ -348,8 +348,6 @@ public class AssignmentApplier implements AssignmentReceiver {
             boolean closed = partitions.writers().awaitTermination(20, TimeUnit.SECONDS);
             LOG.infof("controlled shutdown: closed %d partitions in %d ms%s", count[0],
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), closed ? "" : " (some closes still running)");
-            partitions.storage().shutdown();
-            partitions.storage().awaitTermination(5, TimeUnit.SECONDS);
         } catch (Exception e) {
             LOG.warnf("shutdown of partitions incomplete: %s", e.toString());
         }

@@ -93,7 +93,14 @@ public class Partitions {
         this.highWatermarkListener = listener;
     }
 
+    /** Last (default priority): the controlled shutdown's closes and slot releases ran on these pools first. */
     void onStop(@Observes ShutdownEvent ev) {
         timers.shutdownNow();
+        storage.shutdown();
+        try {
+            storage.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
