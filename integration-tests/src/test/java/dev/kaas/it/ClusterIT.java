@@ -265,6 +265,10 @@ class ClusterIT {
             try (KafkaProducer<String, String> p = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
                 assertThat(p.send(new ProducerRecord<>("after-freeze", 0, null, "x")).get(30, TimeUnit.SECONDS).offset()).isZero();
             }
+            // Broker 1 left the frozen controller because it stopped answering, and only then: a
+            // healthy controller's heartbeats keep brokers where they are.
+            long left = Files.readAllLines(cluster.brokerLog(1)).stream().filter(l -> l.contains("trying the next controller")).count();
+            assertThat(left).as("broker 1 gave up on a silent controller").isBetween(1L, 3L);
         }
     }
 

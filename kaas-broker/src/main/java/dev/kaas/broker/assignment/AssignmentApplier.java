@@ -205,20 +205,24 @@ public class AssignmentApplier implements AssignmentReceiver {
         appliedEpoch = a.controllerEpoch();
         view.applied(a);
         AssignmentApplied event = new AssignmentApplied(a);
-        applied.fire(event);
-        // Reporting this version tells the controller that what we lost is let go: only then may
-        // it give those partitions and slots to their next owner (a handoff). So the report waits
-        // for every close and release, however long they take (the controller places them anyway
-        // after the broker session timeout, under the fence), and never goes out before them.
-        List<java.util.concurrent.CompletableFuture<Void>> letGo = new java.util.ArrayList<>(closesNow);
-        letGo.addAll(event.releases());
-        long version = a.version();
-        java.util.concurrent.CompletableFuture.allOf(letGo.toArray(java.util.concurrent.CompletableFuture[]::new))
-                .whenComplete((ok, failure) -> {
-                    if (appliedVersion.accumulateAndGet(version, Math::max) == version) {
-                        appliedListener.run();
-                    }
-                });
+        try {
+            applied.fire(event);
+        } finally {
+            // Reporting this version tells the controller that what we lost is let go: only then
+            // may it give those partitions and slots to their next owner (a handoff). So the report
+            // waits for every close and release, however long they take (the controller places
+            // them anyway after the broker session timeout, under the fence), and never goes out
+            // before them; a failing observer does not cancel the report of what did complete.
+            List<java.util.concurrent.CompletableFuture<Void>> letGo = new java.util.ArrayList<>(closesNow);
+            letGo.addAll(event.releases());
+            long version = a.version();
+            java.util.concurrent.CompletableFuture.allOf(letGo.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .whenComplete((ok, failure) -> {
+                        if (appliedVersion.accumulateAndGet(version, Math::max) == version) {
+                            appliedListener.run();
+                        }
+                    });
+        }
     }
 
     private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {

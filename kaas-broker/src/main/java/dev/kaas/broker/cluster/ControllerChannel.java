@@ -64,6 +64,11 @@ public class ControllerChannel extends Channel {
         }
     }
 
+    /** How many controllers this broker knows. */
+    public int count() {
+        return channels.size();
+    }
+
     public String address() {
         return addresses.get(current);
     }

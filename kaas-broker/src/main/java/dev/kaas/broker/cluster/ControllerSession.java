@@ -62,8 +62,10 @@ public class ControllerSession {
         return t;
     });
     private StreamObserver<BrokerReport> out;
-    private int generation;
+    private volatile int generation;
     private int endedGeneration;
+    /** Status reports sent since the controller last said anything: silence is counted in these, not in wall time. */
+    private volatile int unanswered;
     /** Reconnect back-off: short at first (the controller may just be starting), doubling to a second. */
     private volatile long backoffMs = INITIAL_BACKOFF_MS;
     private static final long INITIAL_BACKOFF_MS = 50;
@@ -114,6 +116,7 @@ public class ControllerSession {
         lastHeardNanos = streamStartNanos;
         accepted = false;
         silent = false;
+        unanswered = 0;
         // The channel keeps its own reconnect back-off (1 s growing to 2 min) and fails calls fast
         // meanwhile; ours is the one that should count, so that a broker that started before its
         // controller, or outlived one, registers as soon as a controller answers.
@@ -129,11 +132,15 @@ public class ControllerSession {
             out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
                 @Override
                 public void onNext(ControllerCommand command) {
+                    if (gen != generation) {
+                        return;
+                    }
                     // The controller answers a registration with the current assignment: only now
                     // are we registered (a refused registration gets no command, only an error).
                     backoffMs = INITIAL_BACKOFF_MS;
                     refusals = 0;
                     lastHeardNanos = System.nanoTime();
+                    unanswered = 0;
                     accepted = true;
                     view.connected(true);
                     if (command.hasAssignment()) {
@@ -214,21 +221,24 @@ public class ControllerSession {
     }
 
     /**
-     * A controller answers every status report; one that has said nothing for this long is hung
-     * (SIGSTOP, a stuck JVM) even if its connection is open, and a standby may have taken over.
+     * A controller answers every status report. One that answered none of the last few, for
+     * longer than a lease lasts, is hung (SIGSTOP, a stuck JVM) even if its connection is open:
+     * a controller merely slow for that long would have stepped down (it stops leading two thirds
+     * of a lease after its last renewal began), and a standby may lead by now. Counting unanswered
+     * reports, not wall time, keeps this broker's own pauses (GC, SIGSTOP) from looking like the
+     * controller's. With one controller there is nowhere else to go: the stream is kept.
      */
-    private long silenceLimitNanos() {
-        return Math.max(TimeUnit.SECONDS.toNanos(3), 3 * config.broker().reportInterval().toNanos());
-    }
+    static final int SILENT_REPORTS = 6;
+    static final long SILENT_NANOS = TimeUnit.SECONDS.toNanos(6);
 
     private void report() {
         if (out == null) {
             return;
         }
         long quietNanos = System.nanoTime() - lastHeardNanos;
-        if (quietNanos > silenceLimitNanos()) {
-            LOG.warnf("controller %s silent for %d ms, trying the next controller", channel.address(),
-                    TimeUnit.NANOSECONDS.toMillis(quietNanos));
+        if (channel.count() > 1 && unanswered >= SILENT_REPORTS && quietNanos > SILENT_NANOS) {
+            LOG.warnf("controller %s answered none of %d reports in %d ms, trying the next controller", channel.address(),
+                    unanswered, TimeUnit.NANOSECONDS.toMillis(quietNanos));
             silent = true;
             StreamObserver<BrokerReport> stream = out;
             out = null;
@@ -240,6 +250,7 @@ public class ControllerSession {
             ended(generation, "controller silent", true);
             return;
         }
+        unanswered++;
         try {
             out.onNext(BrokerReport.newBuilder().setStatus(Status.newBuilder()
                     .setHealthy(applier.allAssignedOpen())

@@ -45,6 +45,8 @@ public class GroupCoordinator {
         return t;
     });
     private final Map<Integer, SlotRuntime> slots = new ConcurrentHashMap<>();
+    /** Slot releases not yet complete. */
+    private final java.util.Set<CompletableFuture<Void>> releasing = ConcurrentHashMap.newKeySet();
     /** Topic ids of the previous assignment, to see which topics a new one deleted. Touched only by the applier thread. */
     private Map<String, String> knownTopics = Map.of();
 
@@ -96,11 +98,12 @@ public class GroupCoordinator {
     }
 
     /**
-     * Follows the group slots of an applied assignment; runs on the assignment thread. Returns one
-     * future per slot given up, complete once its shard is closed.
+     * Follows the group slots of an applied assignment; runs on the assignment thread. Returns the
+     * releases still running (this assignment's and earlier ones'), each complete once its shard
+     * is closed.
      */
     public List<java.util.concurrent.CompletableFuture<Void>> onAssignment(Assignment a) {
-        List<java.util.concurrent.CompletableFuture<Void>> released = new java.util.ArrayList<>();
+
         int me = view.brokerId();
         Map<Integer, SlotAssignment> mine = new java.util.HashMap<>();
         for (SlotAssignment s : a.groupSlots()) {
@@ -113,7 +116,8 @@ public class GroupCoordinator {
             if (s == null || s.epoch() != r.epoch) {
                 slots.remove(r.slot, r);
                 var done = new java.util.concurrent.CompletableFuture<Void>();
-                released.add(done);
+                releasing.add(done);
+                done.whenComplete((v, e) -> releasing.remove(done));
                 r.executor.execute(() -> {
                     try {
                         release(r);
@@ -154,7 +158,9 @@ public class GroupCoordinator {
                 });
             }
         }
-        return released;
+        // Every release still running, this assignment's and earlier ones': a later version's report
+        // must not tell the controller a slot is let go while an earlier release of it still runs.
+        return List.copyOf(releasing);
     }
 
     private void acquire(SlotRuntime r) {

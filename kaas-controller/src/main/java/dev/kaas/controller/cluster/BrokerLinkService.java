@@ -63,9 +63,11 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                         int id = brokerId;
                         long applied = report.getStatus().getAppliedAssignmentVersion();
                         runtime.execute(core -> {
-                            if (core.brokerStatus(id, session, applied)) {
+                            // Answer first: a publication the report triggers may fail or take a while.
+                            if (core.hasSession(id, session)) {
                                 session.heartbeat();
                             }
+                            core.brokerStatus(id, session, applied);
                         });
                     }
                     default -> LOG.warnf("ignoring an empty broker report broker=%d", brokerId);

@@ -240,6 +240,12 @@ public final class ControllerCore {
         publishIfChanged();
     }
 
+    /** Whether {@code session} is the live session of broker {@code brokerId}. */
+    public boolean hasSession(int brokerId, BrokerSession session) {
+        Live l = live.get(brokerId);
+        return l != null && l.session() == session;
+    }
+
     /**
      * A status report: the broker is alive, and has applied (opened and closed what it gained and
      * lost) every assignment up to {@code appliedVersion}, which completes the handoffs it was asked for.
