@@ -109,4 +109,37 @@ class AssignmentApplierTest {
         assertThat(partitions.get(TP0).log().logEndOffset())
                 .as("the append queued before the move landed before the new incarnation recovered").isEqualTo(1);
     }
+
+    @Test
+    void aLostPartitionIsReportedAppliedOnlyOnceItsCloseHasFinished() throws Exception {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        Partitions partitions = new Partitions(config);
+        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
+        java.util.concurrent.atomic.AtomicInteger reports = new java.util.concurrent.atomic.AtomicInteger();
+        applier.onApplied(reports::incrementAndGet);
+        applier.submit(assignment(1, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> applier.appliedVersion() == 1 && partitions.get(TP0) != null);
+        int before = reports.get();
+
+        // TP0's writer is busy when a handoff takes TP0 away (owner -1): its close queues behind.
+        Replica old = partitions.get(TP0);
+        CountDownLatch busy = new CountDownLatch(1);
+        old.writer().execute(() -> {
+            try {
+                busy.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        TopicSpec spec = new TopicSpec("t", TOPIC_ID, 2, Map.of());
+        applier.submit(new Assignment(2, 1, "c", List.of(), List.of(new TopicAssignment(spec, List.of(
+                new PartitionAssignment(0, PartitionAssignment.NO_LEADER, 0), new PartitionAssignment(1, 1, 0)))), List.of(), List.of()));
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .until(() -> applier.appliedVersion() == 1 && reports.get() == before);
+
+        busy.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> applier.appliedVersion() == 2);
+        assertThat(reports.get()).as("reported once the close finished").isEqualTo(before + 1);
+        assertThat(partitions.get(TP0)).isNull();
+    }
 }

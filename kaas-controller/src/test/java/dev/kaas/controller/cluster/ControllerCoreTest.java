@@ -356,6 +356,34 @@ class ControllerCoreTest {
     }
 
     @Test
+    void aHandoffTheOldOwnerNeverConfirmsIsPlacedAfterTheSessionTimeout() throws Exception {
+        lead(core);
+        FakeSession one = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.createTopics(create("t", 4));
+        advance(3001);
+        FakeSession two = new FakeSession();
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+        assertThat(core.handoffsInFlight()).isPositive();
+        // Broker 1 keeps reporting (alive) but never confirms the version that took partitions away.
+        for (int s = 0; s < 8; s++) {
+            advance(1000);
+            core.brokerStatus(1, one, 0);
+            core.brokerStatus(2, two, onDisk().version());
+            core.tick();
+        }
+        assertThat(leaders(onDisk(), "t")).as("still waiting within the session timeout").contains(PartitionAssignment.NO_LEADER);
+        for (int s = 0; s < 2; s++) {
+            advance(1000);
+            core.brokerStatus(1, one, 0);
+            core.brokerStatus(2, two, onDisk().version());
+            core.tick();
+        }
+        assertThat(leaders(onDisk(), "t")).as("placed under the fence").doesNotContain(PartitionAssignment.NO_LEADER)
+                .containsExactlyInAnyOrder(1, 1, 2, 2);
+    }
+
+    @Test
     void aBrokerWhoseDataDirectoryIsNotThisClustersVolumeIsRefused() throws Exception {
         lead(core);
         FakeSession foreign = new FakeSession();
