@@ -179,6 +179,24 @@ class ClusterIT {
                 // More from the fresh producer after the thaw: the new owner is still the one that serves.
                 fresh.send(new ProducerRecord<>("split", 0, null, "new-after-thaw")).get(30, TimeUnit.SECONDS);
             }
+            // The thawed broker catches up with the assignment (its own Metadata names the new
+            // leader) before the read-back, so the reading consumer cannot take its stale metadata.
+            long caughtUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            int seenLeader = -1;
+            while (System.nanoTime() < caughtUp) {
+                try (RawClient c = new RawClient(cluster.kafkaPort(frozen))) {
+                    var md = new org.apache.kafka.common.message.MetadataRequestData().setAllowAutoTopicCreation(false);
+                    md.topics().add(new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic().setName("split"));
+                    seenLeader = ((org.apache.kafka.common.requests.MetadataResponse) c.send(
+                            org.apache.kafka.common.protocol.ApiKeys.METADATA, (short) 12, md)).data().topics().find("split")
+                            .partitions().get(0).leaderId();
+                }
+                if (seenLeader != frozen) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            assertThat(seenLeader).as("the thawed broker learned it no longer leads").isNotEqualTo(frozen);
 
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cluster.clientProps(), new StringDeserializer(), new StringDeserializer())) {

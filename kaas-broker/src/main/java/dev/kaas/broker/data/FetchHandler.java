@@ -200,7 +200,8 @@ public class FetchHandler implements ApiHandler {
                     TopicPartition tp = new TopicPartition(topic.topic().name(), fp.partition());
                     resolved.add(Map.entry(tp, pd));
                     Replica replica = partitions.get(tp);
-                    if (replica == null || !replica.log().topicId().equals(topic.topic().topicId())) {
+                    // A log that found its fence taken (a successor leads) serves nothing more.
+                    if (replica == null || !replica.log().topicId().equals(topic.topic().topicId()) || replica.log().isFenced()) {
                         boolean known = fp.partition() >= 0 && fp.partition() < topic.partitions().size();
                         pd.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                         error = true;

@@ -61,7 +61,9 @@ public class ListOffsetsHandler implements ApiHandler {
         ListOffsetsPartitionResponse out = new ListOffsetsPartitionResponse().setPartitionIndex(tp.partition())
                 .setTimestamp(-1).setOffset(-1).setLeaderEpoch(-1);
         Replica replica = partitions.get(tp);
-        if (replica == null) {
+        // A log that found its fence taken (a successor leads) serves nothing more, even before
+        // this broker hears of the new assignment.
+        if (replica == null || replica.log().isFenced()) {
             var topic = view.topic(tp.topic());
             boolean known = topic != null && tp.partition() >= 0 && tp.partition() < topic.partitions().size();
             return out.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
