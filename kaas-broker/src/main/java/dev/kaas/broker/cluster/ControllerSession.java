@@ -72,8 +72,7 @@ public class ControllerSession {
     private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
     private volatile int refusals;
-    /** When the current stream started, and when the controller last sent anything on it. */
-    private volatile long streamStartNanos;
+    /** When the controller last sent anything on the current stream (its start, before that). */
     private volatile long lastHeardNanos;
     /** The current stream was answered by a leader: if it ends, the same controller is tried again first. */
     private volatile boolean accepted;
@@ -112,8 +111,7 @@ public class ControllerSession {
             return;
         }
         int gen = ++generation;
-        streamStartNanos = System.nanoTime();
-        lastHeardNanos = streamStartNanos;
+        lastHeardNanos = System.nanoTime();
         accepted = false;
         silent = false;
         unanswered = 0;

@@ -250,16 +250,15 @@ public final class ControllerCore {
      * A status report: the broker is alive, and has applied (opened and closed what it gained and
      * lost) every assignment up to {@code appliedVersion}, which completes the handoffs it was asked for.
      */
-    public boolean brokerStatus(int brokerId, BrokerSession session, long appliedVersion) throws IOException {
+    public void brokerStatus(int brokerId, BrokerSession session, long appliedVersion) throws IOException {
         Live l = live.get(brokerId);
         if (l == null || l.session() != session) {
-            return false;
+            return;
         }
         live.put(brokerId, l.seen(clock.getAsLong(), appliedVersion));
         if (relinquishing.values().removeIf(r -> r.from() == brokerId && r.version() <= appliedVersion) && isLeader()) {
             publishIfChanged();
         }
-        return true;
     }
 
     /**
