@@ -86,9 +86,6 @@ public class AssignmentApplier implements AssignmentReceiver {
     private volatile long appliedEpoch = -1;
     private volatile Map<TopicPartition, String> unopened = Map.of();
     private volatile DescriptorHeadroom descriptors = DescriptorHeadroom.ofThisProcess();
-    static final long DESCRIPTOR_READING_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    private volatile long descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
-    private volatile String descriptorsRefusal;
     /** Closes queued on partitions' writers, by partition: a new incarnation opens only after the old one closed. */
     private final Map<TopicPartition, java.util.concurrent.CompletableFuture<Void>> closing = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -126,21 +123,6 @@ public class AssignmentApplier implements AssignmentReceiver {
     /** For tests: the descriptor readings partition opens are checked against. */
     void descriptors(DescriptorHeadroom headroom) {
         this.descriptors = headroom;
-        this.descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
-    }
-
-    /**
-     * Counting open descriptors lists {@code /proc/self/fd}, which costs more the more partitions
-     * are open: read it at most every {@link #DESCRIPTOR_READING_NANOS} during a takeover, not once
-     * per partition. The 20 % headroom is far larger than what opens add between two readings.
-     */
-    private String descriptorRefusal() {
-        long now = System.nanoTime();
-        if (now - descriptorsReadNanos >= DESCRIPTOR_READING_NANOS) {
-            descriptorsRefusal = descriptors.refusal();
-            descriptorsReadNanos = now;
-        }
-        return descriptorsRefusal;
     }
 
     @Override
@@ -151,7 +133,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     private void apply(Assignment a) {
         int me = view.brokerId();
         // Every assignment starts from a fresh reading.
-        descriptorsReadNanos = System.nanoTime() - 2 * DESCRIPTOR_READING_NANOS;
+        descriptors.invalidate();
         Map<TopicPartition, Wanted> wanted = new HashMap<>();
         Set<String> liveTopicIds = new HashSet<>();
         for (TopicAssignment t : a.topics()) {
@@ -228,7 +210,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {
         TopicAssignment t = w.topic();
         awaitClosed(tp);
-        String refusal = descriptorRefusal();
+        String refusal = descriptors.reserve();
         if (refusal != null) {
             failed.put(tp, refusal);
             if (!refusal.equals(unopened.get(tp))) {
@@ -241,6 +223,7 @@ public class AssignmentApplier implements AssignmentReceiver {
                     PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), tp.partition()),
                     tp, t.topic().topicId(), w.partition().leaderEpoch(), me,
                     LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
+            descriptors.consumed(log.segmentCount() - 1);
             partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         } catch (Exception ex) {
             String why = ex.toString();

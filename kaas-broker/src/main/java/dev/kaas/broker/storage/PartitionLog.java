@@ -185,7 +185,8 @@ public final class PartitionLog {
      * paused opener with an older epoch cannot take it back). Throws when a newer epoch holds it.
      */
     private void writeFence() throws IOException {
-        EpochFence.Holder refused = fence.claim(leaderEpoch, brokerId);
+        // Visible at once (that fences the old owner); durable with the rest of the open's names at its end.
+        EpochFence.Holder refused = fence.claimDeferringSync(leaderEpoch, brokerId);
         if (refused != null) {
             throw new NotLeaderOrFollowerException("partition " + tp + " is fenced by epoch " + refused.epoch()
                     + " of broker " + refused.owner() + "; this broker's epoch is " + leaderEpoch);
@@ -264,9 +265,9 @@ public final class PartitionLog {
         if (last == null || last.leaderEpoch() != leaderEpoch) {
             // This file is the history's record that this epoch starts at `end`: durable before any append.
             LogSegment fresh = LogSegment.create(disk, dir, leaderEpoch, end, config.indexIntervalBytes());
-            disk.fsyncDirectory(dir);
             if (last != null && last.isEmpty()) {
-                // Superseded at the same base offset by the segment just made durable.
+                // Superseded at the same base offset by the new segment, once that one is durable.
+                disk.fsyncDirectory(dir);
                 segments.remove(last.baseOffset());
                 last.deleteFiles();
             }
@@ -281,9 +282,11 @@ public final class PartitionLog {
         // partition on every takeover, which is what bounds taking over thousands at once.
         Manifest now = new Manifest(tp.topic(), topicId, tp.partition(), logStartOffset);
         if (!now.equals(manifest)) {
-            AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(now));
+            AtomicFiles.replace(disk, dir.resolve(MANIFEST), Json.bytes(now));
         }
-        disk.fsyncDirectory(dir);
+        // One fsync each for the fence's directory and this one: the claim, the new segment and
+        // the manifest are durable before anything is appended under this epoch.
+        fence.syncDirectories();
         LOG.infof("partition opened partition=%s epoch=%d logStart=%d logEnd=%d segments=%d recoveredSegments=%d",
                 tp, leaderEpoch, logStartOffset, end, segments.size(), recovered);
     }
@@ -993,7 +996,8 @@ public final class PartitionLog {
         return dir;
     }
 
-    int segmentCount() {
+    /** Segments held, one descriptor each. */
+    public int segmentCount() {
         return segments.size();
     }
 

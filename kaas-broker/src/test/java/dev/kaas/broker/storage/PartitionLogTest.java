@@ -421,6 +421,41 @@ class PartitionLogTest {
         assertThat(b.maxTimestamp()).isEqualTo(clock.get());
     }
 
+    /**
+     * An open makes its fence claim and its new segment durable with one directory fsync at its
+     * end rather than one per name: a power loss at any step of a takeover that acknowledged a
+     * record must leave that record and the new owner's fence, so the old owner can never come
+     * back under its epoch.
+     */
+    @Test
+    void aTakeoverThatAcknowledgedSurvivesAPowerLossAtEveryStep() throws Exception {
+        int acknowledgedRuns = 0;
+        for (int s = 0; s < 80; s++) {
+            int steps = s;
+            Path dir = tmp.resolve("cut-" + steps).resolve("0");
+            PartitionLog first = open(dir, 0, Map.of(), flusher);
+            appendDurably(first, batch("before"));
+            first.abandon();
+            dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+            boolean acknowledged = disk.cutAfter(steps, () -> {
+                PartitionLog successor = PartitionLog.open(dir, TP, TOPIC_ID, 1, 2, LogConfig.from(Map.of()), clock::get, flusher, disk);
+                opened.add(successor);
+                appendDurably(successor, batch("after"));
+            });
+            if (!acknowledged) {
+                continue;
+            }
+            acknowledgedRuns++;
+            assertThatThrownBy(() -> open(dir, 0, Map.of(), flusher)).as("cut after %d steps: the old epoch is refused", steps)
+                    .isInstanceOf(NotLeaderOrFollowerException.class);
+            PartitionLog next = open(dir, 2, Map.of(), flusher);
+            List<String> all = new ArrayList<>(values(next.read(0, 1 << 20, true, next.highWatermark())));
+            all.addAll(values(next.read(1, 1 << 20, true, next.highWatermark())));
+            assertThat(all).as("cut after %d steps", steps).containsExactly("0:before", "1:after");
+        }
+        assertThat(acknowledgedRuns).as("some cuts came after the acknowledgement").isPositive();
+    }
+
     @Test
     void deposedLeaderCannotAcknowledgeAfterANewerFence() throws Exception {
         PartitionLog old = open(0, Map.of());

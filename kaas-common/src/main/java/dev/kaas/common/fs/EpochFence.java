@@ -95,22 +95,44 @@ public final class EpochFence {
      *         epoch claimed by another owner)
      */
     public Holder claim(long epoch, int owner) throws IOException {
+        Holder refused = claimDeferringSync(epoch, owner);
+        if (refused == null) {
+            syncDirectories();
+        }
+        return refused;
+    }
+
+    /**
+     * As {@link #claim}, without its directory fsyncs. The claim is visible to every reader as soon
+     * as this returns, which is what fences the old owner; it is durable only after
+     * {@link #syncDirectories}, which the claimer must call before it acknowledges anything under
+     * {@code epoch}. Until then a crash can only undo a claim under which nothing was acknowledged.
+     * For an opener that changes other names in the fence's parent directory too (a partition's
+     * new segment) and so makes them all durable with one fsync: taking over thousands of
+     * partitions at once is bounded by fsyncs.
+     */
+    public Holder claimDeferringSync(long epoch, int owner) throws IOException {
         Holder current = holder();
         if (current != null && current.epoch() > epoch) {
             return current;
         }
         if (!java.nio.file.Files.isDirectory(dir)) {
             java.nio.file.Files.createDirectories(dir);
-            disk.fsyncDirectory(parent);
         }
-        AtomicFiles.write(disk, fileOf(epoch), Json.bytes(new Holder(epoch, owner)));
+        AtomicFiles.replace(disk, fileOf(epoch), Json.bytes(new Holder(epoch, owner)));
         Holder after = holder();
         if (after == null || after.epoch() != epoch || after.owner() != owner) {
             return after == null ? new Holder(-1, -1) : after;
         }
-        AtomicFiles.write(disk, legacyFile, legacyWriter.apply(after));
+        AtomicFiles.replace(disk, legacyFile, legacyWriter.apply(after));
         prune(epoch);
         return null;
+    }
+
+    /** Makes a claim and every other name change in the fence's directory and its parent durable. */
+    public void syncDirectories() {
+        disk.fsyncDirectory(dir);
+        disk.fsyncDirectory(parent);
     }
 
     /**
