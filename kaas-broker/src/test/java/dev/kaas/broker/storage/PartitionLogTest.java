@@ -429,12 +429,24 @@ class PartitionLogTest {
      */
     @Test
     void aTakeoverThatAcknowledgedSurvivesAPowerLossAtEveryStep() throws Exception {
+        takeOverWithAPowerCutAtEveryStep(true);
+    }
+
+    /** The previous owner wrote nothing: the new segment supersedes its empty one at offset 0. */
+    @Test
+    void aTakeoverOfAnEmptyLogSurvivesAPowerLossAtEveryStep() throws Exception {
+        takeOverWithAPowerCutAtEveryStep(false);
+    }
+
+    private void takeOverWithAPowerCutAtEveryStep(boolean firstAppends) throws Exception {
         int acknowledgedRuns = 0;
         for (int s = 0; s < 80; s++) {
             int steps = s;
-            Path dir = tmp.resolve("cut-" + steps).resolve("0");
+            Path dir = tmp.resolve("cut-" + firstAppends + "-" + steps).resolve("0");
             PartitionLog first = open(dir, 0, Map.of(), flusher);
-            appendDurably(first, batch("before"));
+            if (firstAppends) {
+                appendDurably(first, batch("before"));
+            }
             first.abandon();
             dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
             boolean acknowledged = disk.cutAfter(steps, () -> {
@@ -442,16 +454,25 @@ class PartitionLogTest {
                 opened.add(successor);
                 appendDurably(successor, batch("after"));
             });
-            if (!acknowledged) {
-                continue;
+            if (acknowledged) {
+                acknowledgedRuns++;
+                // The fence's own file, not only the segment names or the legacy file that also say epoch 1.
+                assertThat(dir.resolve("leader-epochs").resolve("00000001")).as("cut after %d steps: the claim is durable", steps)
+                        .exists();
+                assertThatThrownBy(() -> open(dir, 0, Map.of(), flusher)).as("cut after %d steps: the old epoch is refused", steps)
+                        .isInstanceOf(NotLeaderOrFollowerException.class);
             }
-            acknowledgedRuns++;
-            assertThatThrownBy(() -> open(dir, 0, Map.of(), flusher)).as("cut after %d steps: the old epoch is refused", steps)
-                    .isInstanceOf(NotLeaderOrFollowerException.class);
             PartitionLog next = open(dir, 2, Map.of(), flusher);
             List<String> all = new ArrayList<>(values(next.read(0, 1 << 20, true, next.highWatermark())));
-            all.addAll(values(next.read(1, 1 << 20, true, next.highWatermark())));
-            assertThat(all).as("cut after %d steps", steps).containsExactly("0:before", "1:after");
+            if (firstAppends && next.highWatermark() > 1) {
+                all.addAll(values(next.read(1, 1 << 20, true, next.highWatermark())));
+            }
+            if (acknowledged) {
+                assertThat(all).as("cut after %d steps", steps).containsExactlyElementsOf(firstAppends ? List.of("0:before", "1:after") : List.of("0:after"));
+            } else if (firstAppends) {
+                // A takeover cut short acknowledged nothing, and cost nothing acknowledged before it.
+                assertThat(all).as("cut after %d steps", steps).startsWith("0:before");
+            }
         }
         assertThat(acknowledgedRuns).as("some cuts came after the acknowledgement").isPositive();
     }
