@@ -131,7 +131,7 @@ public final class KaasMultiCluster implements AutoCloseable {
                 "-Dkaas.controller.id=controller-" + j,
                 "-Dkaas.controller.startup-grace=1s"));
         controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
-        m.process = launch(m, KaasCluster.jarOf("kaas-controller"), args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+        m.process = launch(m, KaasCluster.jarOf("kaas-controller"), args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m");
         // The first controller to start leads (ready); later ones are standbys: alive, not ready.
         awaitHealth(m, j == 1 || !anyControllerLeads(j) ? "ready" : "live");
     }

@@ -183,7 +183,7 @@ final class LocalKaasCluster implements ServerSystem {
     }
 
     private void launchController() throws IOException {
-        List<String> args = new ArrayList<>(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dkaas.data-dir=" + data,
+        List<String> args = new ArrayList<>(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m", "-Dkaas.data-dir=" + data,
                 "-Dquarkus.http.port=" + controllerHttp, "-Dquarkus.grpc.server.port=" + controllerGrpc));
         controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
         controller = launcher.launchApp(launcher.root().resolve("kaas-controller/target/quarkus-app"), logDir().resolve("controller.log"), args);

@@ -361,7 +361,7 @@ public final class SideBySide {
         // As ./kaas starts them: both at once, from the app directory, with the AppCDS archive the
         // build made, and the controller on the client JIT and the serial collector.
         Process controller = launchApp(root.resolve("kaas-controller/target/quarkus-app"), dir.resolve("controller.log"),
-                List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dkaas.data-dir=" + dir.resolve("data"),
+                List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
         Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
                 List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
