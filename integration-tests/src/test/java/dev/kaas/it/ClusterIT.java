@@ -146,6 +146,7 @@ class ClusterIT {
              Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("split", 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
             int frozen = awaitLeaders(admin, "split", l -> !l.containsValue(-1)).get(0);
+            int frozenEpoch = leaderAndEpoch(cluster.kafkaPort(frozen), "split", 0)[1];
 
             Properties staleProps = cluster.clientProps();
             staleProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
@@ -179,24 +180,19 @@ class ClusterIT {
                 // More from the fresh producer after the thaw: the new owner is still the one that serves.
                 fresh.send(new ProducerRecord<>("split", 0, null, "new-after-thaw")).get(30, TimeUnit.SECONDS);
             }
-            // The thawed broker catches up with the assignment (its own Metadata names the new
-            // leader) before the read-back, so the reading consumer cannot take its stale metadata.
+            // The thawed broker catches up with the assignment (its own Metadata gives split-0 a newer
+            // leader epoch) before the read-back, so the reading consumer cannot take its stale
+            // metadata. The newer leader may be the thawed broker itself: when it registers again the
+            // balancer may hand split-0 straight back to it, under yet another epoch, and its
+            // recovery then cuts what it wrote after the fence.
             long caughtUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            int seenLeader = -1;
-            while (System.nanoTime() < caughtUp) {
-                try (RawClient c = new RawClient(cluster.kafkaPort(frozen))) {
-                    var md = new org.apache.kafka.common.message.MetadataRequestData().setAllowAutoTopicCreation(false);
-                    md.topics().add(new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic().setName("split"));
-                    seenLeader = ((org.apache.kafka.common.requests.MetadataResponse) c.send(
-                            org.apache.kafka.common.protocol.ApiKeys.METADATA, (short) 12, md)).data().topics().find("split")
-                            .partitions().get(0).leaderId();
-                }
-                if (seenLeader != frozen) {
-                    break;
-                }
+            int[] seen = leaderAndEpoch(cluster.kafkaPort(frozen), "split", 0);
+            while (System.nanoTime() < caughtUp && seen[1] <= frozenEpoch) {
                 Thread.sleep(100);
+                seen = leaderAndEpoch(cluster.kafkaPort(frozen), "split", 0);
             }
-            assertThat(seenLeader).as("the thawed broker learned it no longer leads").isNotEqualTo(frozen);
+            assertThat(seen[1]).as("the thawed broker learned of a newer epoch than %d (leader now %d); its log ends:%n%s",
+                    frozenEpoch, seen[0], tail(cluster.brokerLog(frozen), 60)).isGreaterThan(frozenEpoch);
 
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cluster.clientProps(), new StringDeserializer(), new StringDeserializer())) {
@@ -296,5 +292,27 @@ class ClusterIT {
             Thread.sleep(20);
         }
         assertThat(load.acked()).as("acknowledged records (failures: %s)", load.failures).isGreaterThanOrEqualTo(atLeast);
+    }
+
+    /** The last {@code lines} lines of a log, for a failure message: the test's directory is gone after it. */
+    private static String tail(java.nio.file.Path log, int lines) {
+        try {
+            List<String> all = Files.readAllLines(log);
+            return String.join(System.lineSeparator(), all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    /** Leader id and leader epoch of a partition in the Metadata one broker answers. */
+    private static int[] leaderAndEpoch(int port, String topic, int partition) throws Exception {
+        try (RawClient c = new RawClient(port)) {
+            var md = new org.apache.kafka.common.message.MetadataRequestData().setAllowAutoTopicCreation(false);
+            md.topics().add(new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic().setName(topic));
+            var p = ((org.apache.kafka.common.requests.MetadataResponse) c.send(
+                    org.apache.kafka.common.protocol.ApiKeys.METADATA, (short) 12, md)).data().topics().find(topic)
+                    .partitions().get(partition);
+            return new int[] {p.leaderId(), p.leaderEpoch()};
+        }
     }
 }
