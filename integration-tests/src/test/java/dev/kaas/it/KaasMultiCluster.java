@@ -157,7 +157,7 @@ public final class KaasMultiCluster implements AutoCloseable {
                 "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + m.kafkaOrGrpc,
                 "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + m.kafkaOrGrpc));
         brokerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
-        m.process = launch(m, KaasCluster.jarOf("kaas-broker"), args, "-XX:+UseG1GC");
+        m.process = launch(m, KaasCluster.jarOf("kaas-broker"), args, "-XX:+UseParallelGC", "-Xms64m");
     }
 
     public void awaitBrokerReady(int i) throws Exception {

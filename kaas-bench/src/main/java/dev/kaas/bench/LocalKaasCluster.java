@@ -191,15 +191,11 @@ final class LocalKaasCluster implements ServerSystem {
 
     private void launchBroker(int i) throws IOException {
         starts[i]++;
-        List<String> args = new ArrayList<>(List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + data, "-Dquarkus.http.port=" + http[i], "-Dkaas.broker.id=" + i,
+        List<String> args = new ArrayList<>(SideBySide.brokerJvmOptions());
+        args.addAll(List.of("-Dkaas.data-dir=" + data, "-Dquarkus.http.port=" + http[i], "-Dkaas.broker.id=" + i,
                 "-Dkaas.broker.controllers=127.0.0.1:" + controllerGrpc,
                 "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + kafka[i],
                 "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + kafka[i]));
-        // For profiling a run (JFR, NMT): extra JVM options for every broker, split on spaces.
-        String extra = System.getenv("KAAS_BENCH_BROKER_JAVA_OPTS");
-        if (extra != null && !extra.isBlank()) {
-            args.addAll(0, List.of(extra.trim().split("\\s+")));
-        }
         brokers[i] = launcher.launchApp(launcher.root().resolve("kaas-broker/target/quarkus-app"),
                 logDir().resolve("broker-" + i + "-" + starts[i] + ".log"), args);
     }

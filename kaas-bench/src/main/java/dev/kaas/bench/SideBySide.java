@@ -364,9 +364,9 @@ public final class SideBySide {
                 List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
         Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
-                List.of("-XX:+UseG1GC", "-Dkaas.data-dir=" + dir.resolve("data"),
+                concat(brokerJvmOptions(), List.of("-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.clients.controller.port=" + grpc,
-                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port));
+                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port)));
         long ms = firstProduce(port, t0, List.of(controller, broker));
         return new Server("kaas", List.of(controller, broker), port, ms);
     }
@@ -412,6 +412,25 @@ public final class SideBySide {
         env.put("JAVA_HOME", JAVA.getParent().getParent().toString());
         env.put("LOG_DIR", logDir.toString());
         return pb.start();
+    }
+
+    /** The broker's JVM options as {@code ./kaas} gives them by default. */
+    static final List<String> BROKER_JVM_DEFAULT = List.of("-XX:+UseParallelGC", "-Xms64m");
+
+    /**
+     * The brokers' JVM options: {@code KAAS_BENCH_BROKER_JAVA_OPTS} (split on spaces) replaces
+     * the default, as {@code KAAS_JAVA_OPTS} does for {@code ./kaas}: for profiling (JFR, NMT)
+     * or comparing collectors. Give the collector too, or the JVM picks its own.
+     */
+    static List<String> brokerJvmOptions() {
+        String given = System.getenv("KAAS_BENCH_BROKER_JAVA_OPTS");
+        return given == null || given.isBlank() ? BROKER_JVM_DEFAULT : List.of(given.trim().split("\\s+"));
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
     }
 
     Process launchApp(Path appDir, Path log, List<String> args) throws IOException {
