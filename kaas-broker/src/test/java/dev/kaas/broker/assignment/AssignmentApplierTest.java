@@ -28,6 +28,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,6 +39,15 @@ class AssignmentApplierTest {
 
     @TempDir
     Path data;
+    private Partitions partitions;
+    private AssignmentApplier applier;
+
+    @BeforeEach
+    void broker1() {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        partitions = new Partitions(config);
+        applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
+    }
 
     @SuppressWarnings("unchecked")
     private static Event<AssignmentApplied> noEvents() {
@@ -54,9 +64,6 @@ class AssignmentApplierTest {
 
     @Test
     void aPartitionThatCannotOpenIsReportedAloneAndRetriedLater() {
-        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
-        Partitions partitions = new Partitions(config);
-        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
         AtomicLong inUse = new AtomicLong(900);
         applier.descriptors(new DescriptorHeadroom(inUse::get, () -> 1000));
 
@@ -76,9 +83,6 @@ class AssignmentApplierTest {
 
     @Test
     void aNewIncarnationOpensOnlyAfterThePreviousOneOnThisBrokerClosed() throws Exception {
-        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
-        Partitions partitions = new Partitions(config);
-        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
         applier.submit(assignment(1, 0));
         await().atMost(Duration.ofSeconds(10)).until(() -> partitions.get(TP0) != null);
         Replica old = partitions.get(TP0);
@@ -112,9 +116,6 @@ class AssignmentApplierTest {
 
     @Test
     void aLostPartitionIsReportedAppliedOnlyOnceItsCloseHasFinished() throws Exception {
-        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
-        Partitions partitions = new Partitions(config);
-        AssignmentApplier applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
         java.util.concurrent.atomic.AtomicInteger reports = new java.util.concurrent.atomic.AtomicInteger();
         applier.onApplied(reports::incrementAndGet);
         applier.submit(assignment(1, 0));

@@ -14,8 +14,9 @@ import java.util.function.Function;
  * The fence of state that has one writer per epoch (a partition's leader, a coordinator slot's
  * owner): one file per epoch, {@code <name>s/<epoch:08x>} (a directory of its own, so the check
  * every acknowledgement makes lists a handful of names, not the state's files), written once
- * (temp + fsync + rename + directory fsync) and never by another epoch. The holder is the owner
- * named in the highest epoch's file.
+ * (temp + fsync + rename, then the directory fsyncs: at once in {@link #claim}, or when the
+ * claimer says so in {@link #claimDeferringSync}) and never by another epoch. The holder is the
+ * owner named in the highest epoch's file.
  *
  * <p>Why not one file rewritten by each new owner: an opener that read an older fence and then
  * paused would, on resuming, write its older epoch back over a newer one, and both could pass

@@ -301,15 +301,20 @@ class ControllerCoreTest {
         }
     }
 
-    @Test
-    void aJoinMovesPartitionsOnlyAfterTheOldOwnerReportsThemClosed() throws Exception {
+    /** Broker 1 leads topic t (4 partitions) alone past the start-up grace; then broker 2 registers, which starts handoffs. */
+    private void broker2JoinsBroker1sTopic(FakeSession one, FakeSession two) throws Exception {
         lead(core);
-        FakeSession one = new FakeSession();
         core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
         core.createTopics(create("t", 4));
         advance(3001);
-        FakeSession two = new FakeSession();
         core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+    }
+
+    @Test
+    void aJoinMovesPartitionsOnlyAfterTheOldOwnerReportsThemClosed() throws Exception {
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        broker2JoinsBroker1sTopic(one, two);
         Assignment relinquish = onDisk();
         List<Integer> leaders = leaders(relinquish, "t");
         assertThat(leaders).as("two partitions handed off: no owner while broker 1 closes them")
@@ -343,12 +348,8 @@ class ControllerCoreTest {
 
     @Test
     void aHandoffWhoseOldOwnerDiesIsCompletedByTheFence() throws Exception {
-        lead(core);
         FakeSession one = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
-        core.createTopics(create("t", 4));
-        advance(3001);
-        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
+        broker2JoinsBroker1sTopic(one, new FakeSession());
         assertThat(core.handoffsInFlight()).isPositive();
         core.brokerGone(1, one, false);
         assertThat(core.handoffsInFlight()).isZero();
@@ -357,13 +358,9 @@ class ControllerCoreTest {
 
     @Test
     void aHandoffTheOldOwnerNeverConfirmsIsPlacedAfterTheSessionTimeout() throws Exception {
-        lead(core);
         FakeSession one = new FakeSession();
-        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
-        core.createTopics(create("t", 4));
-        advance(3001);
         FakeSession two = new FakeSession();
-        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+        broker2JoinsBroker1sTopic(one, two);
         assertThat(core.handoffsInFlight()).isPositive();
         // Broker 1 keeps reporting (alive) but never confirms the version that took partitions away.
         for (int s = 0; s < 8; s++) {
