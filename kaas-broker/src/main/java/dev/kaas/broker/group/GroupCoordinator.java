@@ -102,8 +102,7 @@ public class GroupCoordinator {
      * releases still running (this assignment's and earlier ones'), each complete once its shard
      * is closed.
      */
-    public List<java.util.concurrent.CompletableFuture<Void>> onAssignment(Assignment a) {
-
+    public List<CompletableFuture<Void>> onAssignment(Assignment a) {
         int me = view.brokerId();
         Map<Integer, SlotAssignment> mine = new java.util.HashMap<>();
         for (SlotAssignment s : a.groupSlots()) {
@@ -115,16 +114,9 @@ public class GroupCoordinator {
             SlotAssignment s = mine.get(r.slot);
             if (s == null || s.epoch() != r.epoch) {
                 slots.remove(r.slot, r);
-                var done = new java.util.concurrent.CompletableFuture<Void>();
+                CompletableFuture<Void> done = releaseOnItsExecutor(r);
                 releasing.add(done);
                 done.whenComplete((v, e) -> releasing.remove(done));
-                r.executor.execute(() -> {
-                    try {
-                        release(r);
-                    } finally {
-                        done.complete(null);
-                    }
-                });
             }
         }
         for (SlotAssignment s : mine.values()) {
@@ -161,6 +153,23 @@ public class GroupCoordinator {
         // Every release still running, this assignment's and earlier ones': a later version's report
         // must not tell the controller a slot is let go while an earlier release of it still runs.
         return List.copyOf(releasing);
+    }
+
+    /** Releases the slot on its shard's executor, after what is queued there; complete once released (or refused by a stopped executor). */
+    private CompletableFuture<Void> releaseOnItsExecutor(SlotRuntime r) {
+        var done = new CompletableFuture<Void>();
+        try {
+            r.executor.execute(() -> {
+                try {
+                    release(r);
+                } finally {
+                    done.complete(null);
+                }
+            });
+        } catch (RuntimeException e) {
+            done.complete(null);
+        }
+        return done;
     }
 
     private void acquire(SlotRuntime r) {
@@ -248,19 +257,7 @@ public class GroupCoordinator {
         List<CompletableFuture<Void>> released = new ArrayList<>();
         for (SlotRuntime r : List.copyOf(slots.values())) {
             slots.remove(r.slot, r);
-            var done = new CompletableFuture<Void>();
-            released.add(done);
-            try {
-                r.executor.execute(() -> {
-                    try {
-                        release(r);
-                    } finally {
-                        done.complete(null);
-                    }
-                });
-            } catch (RuntimeException e) {
-                done.complete(null);
-            }
+            released.add(releaseOnItsExecutor(r));
         }
         try {
             CompletableFuture.allOf(released.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
