@@ -3,7 +3,6 @@ package dev.kaas.controller.cluster;
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.LeaseRecord;
-import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
@@ -28,8 +27,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.InvalidTopicException;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.jboss.logging.Logger;
 
@@ -178,6 +175,18 @@ public final class ControllerCore {
         relinquishing.clear();
         graceUntilMs = clock.getAsLong() + settings.startupGraceMs();
         LOG.infof("controller active epoch=%d assignmentVersion=%d topics=%d", epoch, current.version(), catalog.size());
+        if (metadata.topics().declarative()) {
+            try {
+                reconcileDeclarations();
+            } catch (IOException e) {
+                // Lead anyway with the accepted catalog: brokers need an assignment under this epoch;
+                // the next watch event or resync reconciles again.
+                if (!isLeader()) {
+                    throw e;
+                }
+                LOG.warnf("first reconcile of the topic declarations failed: %s", e.toString());
+            }
+        }
         publishIfChanged();
     }
 
@@ -336,35 +345,10 @@ public final class ControllerCore {
             Map<String, String> configs = new LinkedHashMap<>();
             t.getConfigsList().forEach(c -> configs.put(c.getName(), c.getValue()));
             int partitions = t.getNumPartitions() == -1 ? settings.numPartitions() : t.getNumPartitions();
-            Errors error = Errors.NONE;
-            String message = null;
-            try {
-                Topic.validate(t.getName());
-            } catch (InvalidTopicException e) {
-                error = Errors.INVALID_TOPIC_EXCEPTION;
-                message = e.getMessage();
-            }
-            if (error == Errors.NONE && seen.get(t.getName()) > 1) {
-                error = Errors.INVALID_REQUEST;
-                message = "Create topics request from client contains duplicate topic name " + t.getName();
-            } else if (error == Errors.NONE && next.stream().anyMatch(s -> s.name().equals(t.getName()))) {
-                error = Errors.TOPIC_ALREADY_EXISTS;
-                message = "Topic '" + t.getName() + "' already exists.";
-            } else if (error == Errors.NONE && next.stream().anyMatch(s -> Topic.hasCollision(s.name(), t.getName()))) {
-                error = Errors.INVALID_TOPIC_EXCEPTION;
-                message = "Topic '" + t.getName() + "' collides with existing topic because of '.' and '_'.";
-            } else if (error == Errors.NONE && partitions <= 0) {
-                error = Errors.INVALID_PARTITIONS;
-                message = "Number of partitions was set to an invalid non-positive value.";
-            } else if (error == Errors.NONE && (message = TopicConfigs.validate(configs)) != null) {
-                error = Errors.INVALID_CONFIG;
-            } else if (error == Errors.NONE && clusterPartitions + partitions > settings.maxPartitions()) {
-                // What an Apache operator gets from a CreateTopicPolicy that caps the cluster.
-                error = Errors.POLICY_VIOLATION;
-                message = "Creating topic '" + t.getName() + "' with " + partitions + " partitions would bring the cluster to "
-                        + (clusterPartitions + partitions) + " partitions, over its limit of " + settings.maxPartitions()
-                        + " (kaas.controller.max-partitions).";
-            }
+            TopicRules.Problem problem = TopicRules.checkNew(t.getName(), partitions, configs, seen.get(t.getName()) > 1,
+                    next, clusterPartitions, settings.maxPartitions());
+            Errors error = problem == null ? Errors.NONE : problem.error();
+            String message = problem == null ? null : problem.message();
             r.setErrorCode(error.code());
             if (message != null && error != Errors.NONE) {
                 r.setErrorMessage(message);
@@ -410,6 +394,51 @@ public final class ControllerCore {
             storeCatalog(next);
         }
         return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * Brings the catalog in line with a declarative store (Kubernetes KafkaTopic resources): see
+     * {@link TopicReconciler}. Verdicts are recorded before the catalog is stored, so a topic is
+     * never served before its resource shows its id; a failure part-way leaves the catalog as it
+     * was, and the next reconcile redoes the same (ids already recorded are kept).
+     */
+    public void reconcileDeclarations() throws IOException {
+        if (!isLeader() || !metadata.topics().declarative()) {
+            return;
+        }
+        requireWritable();
+        var declared = metadata.topics().declarations();
+        TopicReconciler.Result result = TopicReconciler.reconcile(catalog, declared, settings.maxPartitions(),
+                settings.numPartitions(), () -> Uuid.randomUuid().toString());
+        for (var verdict : result.verdicts()) {
+            fenced(() -> {
+                metadata.topics().report(epoch, verdict);
+                return null;
+            });
+        }
+        if (!new HashSet<>(result.catalog()).equals(new HashSet<>(catalog))) {
+            LOG.infof("topic declarations reconciled: %d topics -> %d", catalog.size(), result.catalog().size());
+            storeCatalog(result.catalog());
+        }
+    }
+
+    /**
+     * Every topic id something may still need on the volume: the catalog's, the published
+     * assignment's, and (declarative stores) every id a declaration carries. Read by the orphan
+     * sweep after it listed the directories.
+     */
+    public Set<String> knownTopicIds() throws IOException {
+        Set<String> ids = new HashSet<>();
+        catalog.forEach(t -> ids.add(t.topicId()));
+        current.topics().forEach(t -> ids.add(t.topic().topicId()));
+        if (metadata.topics().declarative()) {
+            metadata.topics().declarations().forEach(d -> {
+                if (d.topicId() != null) {
+                    ids.add(d.topicId());
+                }
+            });
+        }
+        return ids;
     }
 
     public long allocateProducerIds() throws IOException {

@@ -2,7 +2,11 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.StandaloneMetadata;
+import dev.kaas.common.fs.Disk;
 import dev.kaas.controller.config.ControllerConfig;
+import dev.kaas.controller.kube.KubernetesMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import jakarta.enterprise.inject.Instance;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -15,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
 /**
@@ -27,19 +32,23 @@ public class ControllerRuntime {
     private static final Logger LOG = Logger.getLogger(ControllerRuntime.class);
 
     private final ControllerConfig config;
+    private final Instance<KubernetesClient> kubernetes;
+    private final AtomicBoolean reconcilePending = new AtomicBoolean();
     private ScheduledExecutorService loop;
     private ClusterMetadata metadata;
     private ControllerCore core;
     private String holder;
+    private OrphanSweeper sweeper;
     private volatile boolean leader;
 
-    public ControllerRuntime(ControllerConfig config) {
+    public ControllerRuntime(ControllerConfig config, Instance<KubernetesClient> kubernetes) {
         this.config = config;
+        this.kubernetes = kubernetes;
     }
 
     void onStart(@Observes StartupEvent ev) throws IOException {
         Path data = Path.of(config.dataDir()).toAbsolutePath();
-        metadata = openMetadata(config, data);
+        metadata = openMetadata(data);
         // The holder names this process, not just the configured id: a controller restarted under the
         // same id (kill -9, a pod restarted under its name) is a new writer and must take the lease
         // under a new epoch, or a frozen predecessor and it would both write under one epoch.
@@ -66,14 +75,39 @@ public class ControllerRuntime {
         }
         loop.scheduleWithFixedDelay(this::renewLease, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
         loop.scheduleWithFixedDelay(() -> guarded("tick", core::tick), 500, 500, TimeUnit.MILLISECONDS);
+        if (metadata.topics().declarative()) {
+            // Watch events come in bursts (our own status writes are events too): one reconcile
+            // queued at a time covers every event before it started.
+            metadata.topics().watch(this::requestReconcile);
+            long resync = config.controller().kubernetes().resync().toMillis();
+            loop.scheduleWithFixedDelay(this::requestReconcile, resync, resync, TimeUnit.MILLISECONDS);
+        }
+        long sweep = config.controller().orphanSweepInterval().toMillis();
+        sweeper = new OrphanSweeper(data, this, System::currentTimeMillis);
+        sweeper.start(sweep);
         LOG.infof("controller starting holder=%s data=%s metadata=%s", holder, data, config.controller().metadata());
     }
 
     /** The metadata binding, chosen by {@code kaas.controller.metadata}; it owns the store's exclusivity. */
-    static ClusterMetadata openMetadata(ControllerConfig config, Path data) throws IOException {
+    private ClusterMetadata openMetadata(Path data) throws IOException {
         return switch (config.controller().metadata()) {
             case STANDALONE -> StandaloneMetadata.open(data);
+            case KUBERNETES -> {
+                KubernetesClient client = kubernetes.get();
+                String namespace = config.controller().kubernetes().namespace()
+                        .orElseGet(() -> client.getNamespace() == null ? "default" : client.getNamespace());
+                yield new KubernetesMetadata(client, namespace, config.controller().kubernetes().leaseName(), data, Disk.SYSTEM);
+            }
         };
+    }
+
+    private void requestReconcile() {
+        if (reconcilePending.compareAndSet(false, true)) {
+            loop.execute(() -> {
+                reconcilePending.set(false);
+                guarded("reconcile", core::reconcileDeclarations);
+            });
+        }
     }
 
     void onStop(@Observes ShutdownEvent ev) {
@@ -93,6 +127,9 @@ public class ControllerRuntime {
             LOG.warnf("controller shutdown incomplete: %s", e.toString());
         }
         loop.shutdownNow();
+        if (sweeper != null) {
+            sweeper.close();
+        }
         try {
             metadata.close();
         } catch (IOException ignored) {

@@ -20,10 +20,23 @@ public interface ControllerConfig {
 
         /**
          * Where the lease, catalog, assignment and producer-id blocks are kept: {@code standalone}
-         * (files under {@code <data-dir>/__cluster/}). A Kubernetes binding will be a second value.
+         * (files under {@code <data-dir>/__cluster/}) or {@code kubernetes} (a Lease, KafkaTopic
+         * resources and a ConfigMap in the namespace of {@code quarkus.kubernetes-client}; the
+         * assignment and cluster id stay on the volume). See src/docs/kubernetes.md.
          */
         @WithDefault("standalone")
         MetadataBinding metadata();
+
+        /** The Kubernetes binding's settings; read only with {@code metadata=kubernetes}. */
+        Kubernetes kubernetes();
+
+        /**
+         * How often the leading controller looks for partition directories on the volume whose
+         * topic is no longer in the catalog (left by a delete no broker could carry out) and
+         * removes them, renamed aside first. The first look is one interval after it takes the lease.
+         */
+        @WithDefault("5m")
+        Duration orphanSweepInterval();
 
         /**
          * The most partitions the cluster may hold, all topics together. CreateTopics (and
@@ -65,7 +78,23 @@ public interface ControllerConfig {
         int maxMovesInFlight();
     }
 
+    interface Kubernetes {
+        /** The {@code coordination.k8s.io/v1} Lease the controllers contend for; its leaseTransitions is the controller epoch. */
+        @WithDefault("kaas-controller")
+        String leaseName();
+
+        /**
+         * The namespace of the Lease, the KafkaTopic resources and the producer-id ConfigMap;
+         * defaults to the client's (the pod's own namespace in a cluster).
+         */
+        Optional<String> namespace();
+
+        /** A full reconcile of every KafkaTopic this often, besides the one each watch event triggers. */
+        @WithDefault("30s")
+        Duration resync();
+    }
+
     enum MetadataBinding {
-        STANDALONE
+        STANDALONE, KUBERNETES
     }
 }

@@ -1,0 +1,68 @@
+package dev.kaas.controller.cluster;
+
+import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.model.TopicSpec;
+import java.util.Collection;
+import java.util.Map;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * What makes a new topic or a change to one acceptable, in one place for both ways a topic is
+ * declared: CreateTopics through the Kafka API (Apache's error codes and messages) and a
+ * {@code KafkaTopic} resource (the same checks, named as condition reasons).
+ */
+final class TopicRules {
+    /** Why a declaration was refused: Apache's error for the Kafka API, a condition reason for a resource. */
+    record Problem(Errors error, String reason, String message) {
+    }
+
+    private TopicRules() {
+    }
+
+    /**
+     * @param duplicateInRequest the same name appears twice in one CreateTopics request
+     * @param clusterPartitions  partitions the catalog holds before this topic
+     * @return null when {@code name} may be created as asked
+     */
+    static Problem checkNew(String name, int partitions, Map<String, String> configs, boolean duplicateInRequest,
+                            Collection<TopicSpec> existing, long clusterPartitions, int maxPartitions) {
+        try {
+            Topic.validate(name);
+        } catch (InvalidTopicException e) {
+            return new Problem(Errors.INVALID_TOPIC_EXCEPTION, "InvalidTopicName", e.getMessage());
+        }
+        if (duplicateInRequest) {
+            return new Problem(Errors.INVALID_REQUEST, "DuplicateTopic",
+                    "Create topics request from client contains duplicate topic name " + name);
+        }
+        if (existing.stream().anyMatch(s -> s.name().equals(name))) {
+            return new Problem(Errors.TOPIC_ALREADY_EXISTS, "TopicAlreadyExists", "Topic '" + name + "' already exists.");
+        }
+        if (existing.stream().anyMatch(s -> Topic.hasCollision(s.name(), name))) {
+            return new Problem(Errors.INVALID_TOPIC_EXCEPTION, "TopicNameCollision",
+                    "Topic '" + name + "' collides with existing topic because of '.' and '_'.");
+        }
+        if (partitions <= 0) {
+            return new Problem(Errors.INVALID_PARTITIONS, "InvalidPartitions",
+                    "Number of partitions was set to an invalid non-positive value.");
+        }
+        String invalidConfig = TopicConfigs.validate(configs);
+        if (invalidConfig != null) {
+            return new Problem(Errors.INVALID_CONFIG, "InvalidConfig", invalidConfig);
+        }
+        return checkLimit("Creating topic '" + name + "' with " + partitions + " partitions", partitions, clusterPartitions,
+                maxPartitions);
+    }
+
+    /** The cluster-wide cap: what an Apache operator gets from a CreateTopicPolicy that caps the cluster. */
+    static Problem checkLimit(String action, int added, long clusterPartitions, int maxPartitions) {
+        if (clusterPartitions + added <= maxPartitions) {
+            return null;
+        }
+        return new Problem(Errors.POLICY_VIOLATION, "PolicyViolation", action + " would bring the cluster to "
+                + (clusterPartitions + added) + " partitions, over its limit of " + maxPartitions
+                + " (kaas.controller.max-partitions).");
+    }
+}

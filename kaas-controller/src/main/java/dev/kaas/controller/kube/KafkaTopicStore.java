@@ -1,0 +1,324 @@
+package dev.kaas.controller.kube;
+
+import dev.kaas.common.cluster.TopicCatalog;
+import dev.kaas.common.cluster.TopicDeclaration;
+import dev.kaas.common.cluster.TopicVerdict;
+import dev.kaas.common.model.TopicSpec;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+import org.jboss.logging.Logger;
+
+/**
+ * Topics as namespaced {@link KafkaTopic} resources: the declarative {@link TopicCatalog}.
+ * The spec is the user's declaration; the status is the controller's record of what it accepted
+ * ({@code topicId}, {@code topicName}, {@code partitions}, {@code config}) and whether the spec is
+ * in effect ({@code Ready}). So the accepted catalog is read back from statuses after a restart,
+ * and a spec the controller refused never hides what the brokers serve.
+ *
+ * <p>Every write is preceded by a check that this controller still holds the lease under the
+ * epoch it writes for ({@link Fence}); the statuses carry no epoch because a status a deposed
+ * controller wrote is recomputed by the next reconcile of its successor.
+ */
+final class KafkaTopicStore implements TopicCatalog {
+    private static final Logger LOG = Logger.getLogger(KafkaTopicStore.class);
+    private static final Pattern DNS_SUBDOMAIN = Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+    static final String READY = "Ready";
+
+    /** The lease check before a write. */
+    @FunctionalInterface
+    interface Fence {
+        void check(long leaseEpoch, String what) throws IOException;
+    }
+
+    private final KubernetesClient client;
+    private final String namespace;
+    private final Fence fence;
+    /** Resources as last listed by {@link #declarations()}, by uid: what {@link #report} writes to. */
+    private final Map<String, KafkaTopic> listed = new ConcurrentHashMap<>();
+    private SharedIndexInformer<KafkaTopic> informer;
+
+    KafkaTopicStore(KubernetesClient client, String namespace, Fence fence) {
+        this.client = client;
+        this.namespace = namespace;
+        this.fence = fence;
+    }
+
+    @Override
+    public boolean declarative() {
+        return true;
+    }
+
+    private List<KafkaTopic> list() throws IOException {
+        try {
+            return client.resources(KafkaTopic.class).inNamespace(namespace).list().getItems();
+        } catch (KubernetesClientException e) {
+            throw new IOException("listing KafkaTopic resources in " + namespace + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public List<TopicSpec> topics() throws IOException {
+        Map<String, TopicSpec> byId = new LinkedHashMap<>();
+        for (KafkaTopic t : list()) {
+            KafkaTopicStatus s = t.getStatus();
+            if (s != null && s.getTopicId() != null && s.getTopicName() != null && s.getPartitions() != null) {
+                byId.putIfAbsent(s.getTopicId(), new TopicSpec(s.getTopicName(), s.getTopicId(), s.getPartitions(), s.getConfig()));
+            }
+        }
+        return List.copyOf(byId.values());
+    }
+
+    @Override
+    public List<TopicDeclaration> declarations() throws IOException {
+        List<KafkaTopic> all = list();
+        listed.clear();
+        List<TopicDeclaration> out = new ArrayList<>();
+        for (KafkaTopic t : all) {
+            if (t.getMetadata().getDeletionTimestamp() != null) {
+                continue;
+            }
+            listed.put(t.getMetadata().getUid(), t);
+            out.add(declaration(t));
+        }
+        return out;
+    }
+
+    private static TopicDeclaration declaration(KafkaTopic t) {
+        KafkaTopicSpec spec = t.getSpec() == null ? new KafkaTopicSpec() : t.getSpec();
+        Map<String, String> configs = new TreeMap<>();
+        if (spec.getConfig() != null) {
+            spec.getConfig().forEach((k, v) -> configs.put(k, v == null ? null : String.valueOf(v)));
+        }
+        Long generation = t.getMetadata().getGeneration();
+        return new TopicDeclaration(t.getMetadata().getUid(), t.topicName(), generation == null ? 0 : generation,
+                spec.getPartitions() == null ? -1 : spec.getPartitions(), configs,
+                t.getStatus() == null ? null : t.getStatus().getTopicId());
+    }
+
+    @Override
+    public void report(long leaseEpoch, TopicVerdict verdict) throws IOException {
+        KafkaTopic resource = listed.get(verdict.declaration().ref());
+        if (resource == null) {
+            return;
+        }
+        KafkaTopicStatus wanted = status(verdict.accepted(), verdict.declaration().generation(),
+                verdict.ready(), verdict.reason(), verdict.message(), resource.getStatus());
+        if (sameStatus(resource.getStatus(), wanted)) {
+            return;
+        }
+        fence.check(leaseEpoch, "the status of KafkaTopic " + resource.getMetadata().getName());
+        resource.setStatus(wanted);
+        writeStatus(resource);
+        if (!verdict.ready()) {
+            LOG.warnf("KafkaTopic %s/%s not ready reason=%s: %s", namespace, resource.getMetadata().getName(),
+                    verdict.reason(), verdict.message());
+        }
+    }
+
+    @Override
+    public void store(long leaseEpoch, List<TopicSpec> topics) throws IOException {
+        Map<String, KafkaTopic> byId = new HashMap<>();
+        List<KafkaTopic> all = list();
+        for (KafkaTopic t : all) {
+            if (t.getStatus() != null && t.getStatus().getTopicId() != null) {
+                byId.putIfAbsent(t.getStatus().getTopicId(), t);
+            }
+        }
+        Map<String, TopicSpec> wanted = new HashMap<>();
+        topics.forEach(s -> wanted.put(s.topicId(), s));
+        for (TopicSpec spec : topics) {
+            KafkaTopic existing = byId.get(spec.topicId());
+            if (existing == null) {
+                create(leaseEpoch, spec, all);
+            } else if (!accepted(existing.getStatus()).equals(spec)) {
+                fence.check(leaseEpoch, "the status of KafkaTopic " + existing.getMetadata().getName());
+                KafkaTopicStatus before = existing.getStatus();
+                Condition ready = readyCondition(before);
+                existing.setStatus(status(spec, before.getObservedGeneration() == null ? 0 : before.getObservedGeneration(),
+                        ready == null || "True".equals(ready.getStatus()), ready == null ? null : ready.getReason(),
+                        ready == null ? null : ready.getMessage(), before));
+                writeStatus(existing);
+            }
+        }
+        for (var e : byId.entrySet()) {
+            if (!wanted.containsKey(e.getKey())) {
+                KafkaTopic gone = e.getValue();
+                fence.check(leaseEpoch, "deleting KafkaTopic " + gone.getMetadata().getName());
+                try {
+                    client.resource(gone).delete();
+                } catch (KubernetesClientException ex) {
+                    throw new IOException("deleting KafkaTopic " + gone.getMetadata().getName() + ": " + ex.getMessage(), ex);
+                }
+                LOG.infof("KafkaTopic %s/%s deleted (topic %s deleted through the Kafka API)", namespace,
+                        gone.getMetadata().getName(), e.getKey());
+            }
+        }
+    }
+
+    /** A topic the Kafka API created: a resource declaring exactly it, its status accepted and ready. */
+    private void create(long leaseEpoch, TopicSpec spec, List<KafkaTopic> existing) throws IOException {
+        String name = resourceName(spec.name());
+        String fallback = name.length() > 240 ? name.substring(0, 240) : name;
+        fallback = fallback + "-" + hash(spec.topicId());
+        boolean taken = false;
+        for (KafkaTopic t : existing) {
+            taken |= t.getMetadata().getName().equals(name);
+        }
+        KafkaTopicSpec declared = new KafkaTopicSpec();
+        if (!spec.name().equals(taken ? fallback : name)) {
+            declared.setTopicName(spec.name());
+        }
+        declared.setPartitions(spec.partitions());
+        declared.setReplicas(1);
+        declared.setConfig(spec.configs().isEmpty() ? null : new TreeMap<>(spec.configs()));
+        KafkaTopic resource = new KafkaTopic();
+        resource.setMetadata(new ObjectMetaBuilder().withName(taken ? fallback : name).withNamespace(namespace)
+                .addToLabels("app.kubernetes.io/managed-by", "kaas-controller").build());
+        resource.setSpec(declared);
+        fence.check(leaseEpoch, "creating KafkaTopic " + resource.getMetadata().getName());
+        KafkaTopic created;
+        try {
+            created = client.resource(resource).create();
+        } catch (KubernetesClientException e) {
+            throw new IOException("creating KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);
+        }
+        created.setStatus(status(spec, created.getMetadata().getGeneration() == null ? 1 : created.getMetadata().getGeneration(),
+                true, null, null, null));
+        writeStatus(created);
+        LOG.infof("KafkaTopic %s/%s created for topic %s id=%s", namespace, created.getMetadata().getName(), spec.name(), spec.topicId());
+    }
+
+    private void writeStatus(KafkaTopic resource) throws IOException {
+        try {
+            client.resources(KafkaTopic.class).inNamespace(namespace).resource(resource).updateStatus();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == HttpURLConnection.HTTP_CONFLICT) {
+                // The resource changed since it was listed: its watch event brings a reconcile with the new spec.
+                throw new IOException("KafkaTopic " + resource.getMetadata().getName() + " changed while its status was written", e);
+            }
+            throw new IOException("writing the status of KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static TopicSpec accepted(KafkaTopicStatus s) {
+        return new TopicSpec(s.getTopicName(), s.getTopicId(), s.getPartitions() == null ? 0 : s.getPartitions(), s.getConfig());
+    }
+
+    private static KafkaTopicStatus status(TopicSpec accepted, long generation, boolean ready, String reason, String message,
+                                           KafkaTopicStatus before) {
+        KafkaTopicStatus s = new KafkaTopicStatus();
+        if (accepted != null) {
+            s.setTopicId(accepted.topicId());
+            s.setTopicName(accepted.name());
+            s.setPartitions(accepted.partitions());
+            s.setConfig(accepted.configs().isEmpty() ? null : new TreeMap<>(accepted.configs()));
+        }
+        s.setObservedGeneration(generation);
+        Condition previous = readyCondition(before);
+        String status = ready ? "True" : "False";
+        String since = previous != null && status.equals(previous.getStatus()) && previous.getLastTransitionTime() != null
+                ? previous.getLastTransitionTime() : Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+        s.setConditions(List.of(new ConditionBuilder().withType(READY).withStatus(status)
+                .withReason(ready ? "Accepted" : reason).withMessage(ready ? "The topic is served as declared." : message)
+                .withObservedGeneration(generation).withLastTransitionTime(since).build()));
+        return s;
+    }
+
+    static Condition readyCondition(KafkaTopicStatus s) {
+        if (s == null || s.getConditions() == null) {
+            return null;
+        }
+        return s.getConditions().stream().filter(c -> READY.equals(c.getType())).findFirst().orElse(null);
+    }
+
+    private static boolean sameStatus(KafkaTopicStatus a, KafkaTopicStatus b) {
+        if (a == null || b == null) {
+            return a == b;
+        }
+        Condition ca = readyCondition(a);
+        Condition cb = readyCondition(b);
+        return Objects.equals(a.getTopicId(), b.getTopicId()) && Objects.equals(a.getTopicName(), b.getTopicName())
+                && Objects.equals(a.getPartitions(), b.getPartitions()) && Objects.equals(a.getConfig(), b.getConfig())
+                && Objects.equals(a.getObservedGeneration(), b.getObservedGeneration())
+                && ca != null && cb != null && Objects.equals(ca.getStatus(), cb.getStatus())
+                && Objects.equals(ca.getReason(), cb.getReason()) && Objects.equals(ca.getMessage(), cb.getMessage());
+    }
+
+    /**
+     * A Kubernetes name for a Kafka topic name, as Strimzi makes one: the name itself when it is a
+     * DNS subdomain, else lower-cased with '_' as '-', trimmed to alphanumerics at both ends, and a
+     * hash of the original appended so that two Kafka names never map to one resource.
+     */
+    static String resourceName(String topic) {
+        if (DNS_SUBDOMAIN.matcher(topic).matches()) {
+            return topic;
+        }
+        String s = topic.toLowerCase(java.util.Locale.ROOT).replace('_', '-').replaceAll("[^-a-z0-9.]", "-");
+        s = s.replaceAll("^[^a-z0-9]+", "").replaceAll("[^a-z0-9]+$", "");
+        if (s.length() > 200) {
+            s = s.substring(0, 200).replaceAll("[^a-z0-9]+$", "");
+        }
+        return (s.isEmpty() ? "topic" : s) + "---" + hash(topic);
+    }
+
+    private static String hash(String s) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d, 0, 5);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public synchronized void watch(Runnable listener) {
+        if (informer != null) {
+            return;
+        }
+        informer = client.resources(KafkaTopic.class).inNamespace(namespace).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(KafkaTopic obj) {
+                listener.run();
+            }
+
+            @Override
+            public void onUpdate(KafkaTopic oldObj, KafkaTopic newObj) {
+                listener.run();
+            }
+
+            @Override
+            public void onDelete(KafkaTopic obj, boolean deletedFinalStateUnknown) {
+                listener.run();
+            }
+        });
+    }
+
+    synchronized void close() {
+        if (informer != null) {
+            informer.close();
+            informer = null;
+        }
+    }
+}

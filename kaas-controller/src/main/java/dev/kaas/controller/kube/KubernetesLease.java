@@ -1,0 +1,97 @@
+package dev.kaas.controller.kube;
+
+import dev.kaas.common.cluster.ControllerLease;
+import dev.kaas.common.cluster.LeaseRecord;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaderElectionRecord;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.Objects;
+
+/**
+ * The controller lease as a {@code coordination.k8s.io/v1 Lease}, through fabric8's
+ * leader-election {@link LeaseLock}: its {@code get} then {@code update} is a compare-and-set on
+ * the Lease's resourceVersion, so of two contenders one wins and the other gets a conflict.
+ * {@code leaseTransitions} is the controller epoch; it grows by one each time the holder changes
+ * or a holder's own lease had expired (the first holder gets 1, so a leading controller's epoch is
+ * never 0).
+ *
+ * <p>Why not fabric8's {@code LeaderElector} loop: the renew loop and the step-down rule are
+ * {@code ControllerCore}'s, shared with the standalone binding and tested with a mock clock; the
+ * lock is the part that must be Kubernetes'.
+ *
+ * <p>Expiry of another holder's lease is judged as client-go judges it, by this process's clock
+ * from the moment it saw the record change, never by comparing the record's renewTime with the
+ * local clock: clock skew between pods cannot make a live lease look expired.
+ */
+final class KubernetesLease implements ControllerLease {
+    private final KubernetesClient client;
+    private final LeaseLock lock;
+    private LeaderElectionRecord lastSeen;
+    private long lastSeenChangedAtMs;
+
+    KubernetesLease(KubernetesClient client, String namespace, String name, String identity) {
+        this.client = client;
+        this.lock = new LeaseLock(namespace, name, identity);
+    }
+
+    @Override
+    public synchronized LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
+        try {
+            ZonedDateTime now = ZonedDateTime.ofInstant(Instant.ofEpochMilli(nowMs), ZoneOffset.UTC);
+            Duration duration = Duration.ofMillis(Math.max(1_000, durationMs));
+            LeaderElectionRecord seen = lock.get(client);
+            if (seen == null) {
+                LeaderElectionRecord created = new LeaderElectionRecord(holder, duration, now, now, 1);
+                lock.create(client, created);
+                observe(created, nowMs);
+                return new LeaseRecord(holder, nowMs + durationMs, 1);
+            }
+            observe(seen, nowMs);
+            String current = seen.getHolderIdentity();
+            boolean vacant = current == null || current.isEmpty();
+            boolean mine = holder.equals(current);
+            long othersExpiry = lastSeenChangedAtMs + seen.getLeaseDuration().toMillis();
+            if (!vacant && !mine && nowMs < othersExpiry) {
+                return new LeaseRecord(current, othersExpiry, seen.getLeaderTransitions());
+            }
+            // Our own record's renewTime is our own clock's: a lapse in our renewals makes a new epoch.
+            boolean mineAndLive = mine && nowMs < seen.getRenewTime().toInstant().toEpochMilli() + seen.getLeaseDuration().toMillis();
+            int transitions = mineAndLive ? seen.getLeaderTransitions() : seen.getLeaderTransitions() + 1;
+            LeaderElectionRecord next = new LeaderElectionRecord(holder, duration, mineAndLive ? seen.getAcquireTime() : now,
+                    now, transitions);
+            lock.update(client, next);
+            observe(next, nowMs);
+            return new LeaseRecord(holder, nowMs + durationMs, transitions);
+        } catch (KubernetesClientException e) {
+            throw new IOException("lease " + lock.describe() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized void release(String holder) throws IOException {
+        try {
+            LeaderElectionRecord seen = lock.get(client);
+            if (seen == null || !holder.equals(seen.getHolderIdentity())) {
+                return;
+            }
+            ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
+            // An empty holder, not null: the lock writes a merge patch, in which a missing field keeps its value.
+            lock.update(client, new LeaderElectionRecord("", Duration.ofSeconds(1), now, now, seen.getLeaderTransitions()));
+        } catch (KubernetesClientException e) {
+            throw new IOException("releasing lease " + lock.describe() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void observe(LeaderElectionRecord record, long nowMs) {
+        if (!Objects.equals(record, lastSeen)) {
+            lastSeen = record;
+            lastSeenChangedAtMs = nowMs;
+        }
+    }
+}

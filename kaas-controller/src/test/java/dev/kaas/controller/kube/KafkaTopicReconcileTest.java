@@ -1,0 +1,224 @@
+package dev.kaas.controller.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.common.fs.Disk;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.common.model.TopicSpec;
+import dev.kaas.controller.cluster.ControllerCore;
+import dev.kaas.proto.CreateTopicsCall;
+import dev.kaas.proto.DeleteTopicsCall;
+import dev.kaas.proto.TopicConfig;
+import dev.kaas.proto.TopicRef;
+import dev.kaas.proto.TopicToCreate;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The controller's core on the Kubernetes binding: KafkaTopic resources in, catalog and statuses out. */
+class KafkaTopicReconcileTest {
+    @TempDir
+    Path data;
+
+    private final AtomicLong clock = new AtomicLong(1_000_000);
+    private KubeTestServer kube;
+    private KubernetesClient user;
+    private KubernetesClient controllerClient;
+    private KubernetesMetadata metadata;
+    private ControllerCore core;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        kube = new KubeTestServer();
+        user = kube.client();
+        controllerClient = kube.client();
+        metadata = new KubernetesMetadata(controllerClient, "kaas", "kaas-controller", data, Disk.SYSTEM);
+        core = newCore("c1", metadata);
+        core.maintainLease();
+        assertThat(core.isLeader()).isTrue();
+    }
+
+    @AfterEach
+    void tearDown() {
+        metadata.close();
+        user.close();
+        controllerClient.close();
+        kube.close();
+    }
+
+    private ControllerCore newCore(String holder, KubernetesMetadata m) {
+        return new ControllerCore(m, clock::get, new ControllerCore.Settings(holder, 6000, 9000, 0, 1, 1000, 32));
+    }
+
+    private KafkaTopic apply(String name, String topicName, Integer partitions, Map<String, Object> config) {
+        KafkaTopicSpec spec = new KafkaTopicSpec();
+        spec.setTopicName(topicName);
+        spec.setPartitions(partitions);
+        spec.setConfig(config);
+        KafkaTopic existing = get(name);
+        if (existing != null) {
+            existing.setSpec(spec);
+            return user.resource(existing).update();
+        }
+        KafkaTopic t = new KafkaTopic();
+        t.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("kaas").build());
+        t.setSpec(spec);
+        return user.resource(t).create();
+    }
+
+    private KafkaTopic get(String name) {
+        return user.resources(KafkaTopic.class).inNamespace("kaas").withName(name).get();
+    }
+
+    private static Condition ready(KafkaTopic t) {
+        return KafkaTopicStore.readyCondition(t.getStatus());
+    }
+
+    private TopicAssignment published(String topic) {
+        Assignment a = core.current();
+        return a.topicByName(topic).orElseThrow(() -> new AssertionError("topic " + topic + " not published in " + a));
+    }
+
+    @Test
+    void aKafkaTopicResourceBecomesATopicWithItsIdInTheStatus() throws Exception {
+        apply("orders", null, 3, Map.of("retention.ms", 86_400_000));
+
+        core.reconcileDeclarations();
+
+        KafkaTopic t = get("orders");
+        assertThat(ready(t).getStatus()).isEqualTo("True");
+        assertThat(t.getStatus().getTopicId()).isNotBlank();
+        assertThat(t.getStatus().getObservedGeneration()).isEqualTo(t.getMetadata().getGeneration());
+        assertThat(t.getStatus().getPartitions()).isEqualTo(3);
+        assertThat(published("orders").topic()).isEqualTo(new TopicSpec("orders", t.getStatus().getTopicId(), 3,
+                Map.of("retention.ms", "86400000")));
+        assertThat(published("orders").partitions()).hasSize(3);
+    }
+
+    @Test
+    void reconcilingAgainWritesNothingAndNeverRotatesTheId() throws Exception {
+        apply("orders", null, 1, null);
+        core.reconcileDeclarations();
+        KafkaTopic before = get("orders");
+
+        core.reconcileDeclarations();
+        core.reconcileDeclarations();
+
+        KafkaTopic after = get("orders");
+        assertThat(after.getMetadata().getResourceVersion()).isEqualTo(before.getMetadata().getResourceVersion());
+        assertThat(after.getStatus().getTopicId()).isEqualTo(before.getStatus().getTopicId());
+    }
+
+    @Test
+    void createTopicsThroughTheKafkaApiMakesAResourceWithThatSpec() throws Exception {
+        var reply = core.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("Payments_EU")
+                .setNumPartitions(4).addConfigs(TopicConfig.newBuilder().setName("cleanup.policy").setValue("compact"))).build());
+        String id = reply.getResults(0).getTopicId();
+
+        KafkaTopic t = user.resources(KafkaTopic.class).inNamespace("kaas").list().getItems().get(0);
+        assertThat(t.getMetadata().getName()).startsWith("payments-eu---");
+        assertThat(t.getSpec().getTopicName()).isEqualTo("Payments_EU");
+        assertThat(t.getSpec().getPartitions()).isEqualTo(4);
+        assertThat(t.getSpec().getConfig()).containsEntry("cleanup.policy", "compact");
+        assertThat(t.getStatus().getTopicId()).isEqualTo(id);
+        assertThat(ready(t).getStatus()).isEqualTo("True");
+
+        core.reconcileDeclarations();
+        assertThat(published("Payments_EU").topic().topicId()).isEqualTo(id);
+        assertThat(get(t.getMetadata().getName()).getMetadata().getResourceVersion()).isEqualTo(t.getMetadata().getResourceVersion());
+    }
+
+    @Test
+    void deletingTheResourceDeletesTheTopicAndDeleteTopicsDeletesTheResource() throws Exception {
+        apply("a", null, 1, null);
+        apply("b", null, 1, null);
+        core.reconcileDeclarations();
+
+        user.resources(KafkaTopic.class).inNamespace("kaas").withName("a").delete();
+        core.reconcileDeclarations();
+        var reply = core.deleteTopics(DeleteTopicsCall.newBuilder().addTopics(TopicRef.newBuilder().setName("b")).build());
+
+        assertThat(reply.getResults(0).getErrorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(core.current().topics()).isEmpty();
+        assertThat(user.resources(KafkaTopic.class).inNamespace("kaas").list().getItems()).isEmpty();
+    }
+
+    @Test
+    void invalidResourcesAreNotReadyWithTheReasonAndChangeNothing() throws Exception {
+        apply("bad-name", "no/slashes", 1, null);
+        apply("zero", null, 0, null);
+        apply("unknown-config", null, 1, Map.of("no.such.config", "x"));
+        apply("out-of-range", null, 1, Map.of("segment.bytes", 1));
+
+        core.reconcileDeclarations();
+
+        assertThat(ready(get("bad-name")).getReason()).isEqualTo("InvalidTopicName");
+        assertThat(ready(get("zero")).getReason()).isEqualTo("InvalidPartitions");
+        assertThat(ready(get("unknown-config")).getReason()).isEqualTo("InvalidConfig");
+        assertThat(ready(get("unknown-config")).getMessage()).contains("no.such.config");
+        assertThat(ready(get("out-of-range")).getReason()).isEqualTo("InvalidConfig");
+        for (String name : List.of("bad-name", "zero", "unknown-config", "out-of-range")) {
+            assertThat(ready(get(name)).getStatus()).as(name).isEqualTo("False");
+            assertThat(get(name).getStatus().getTopicId()).as(name).isNull();
+        }
+        assertThat(core.current().topics()).isEmpty();
+        assertThat(metadata.topics().topics()).isEmpty();
+    }
+
+    @Test
+    void decreasingPartitionsIsRefusedAndGrowingIsServed() throws Exception {
+        apply("orders", null, 3, null);
+        core.reconcileDeclarations();
+        String id = get("orders").getStatus().getTopicId();
+
+        apply("orders", null, 2, null);
+        core.reconcileDeclarations();
+
+        KafkaTopic shrunk = get("orders");
+        assertThat(ready(shrunk).getStatus()).isEqualTo("False");
+        assertThat(ready(shrunk).getReason()).isEqualTo("PartitionsDecreased");
+        assertThat(shrunk.getStatus().getPartitions()).isEqualTo(3);
+        assertThat(published("orders").partitions()).hasSize(3);
+
+        apply("orders", null, 5, null);
+        core.reconcileDeclarations();
+
+        KafkaTopic grown = get("orders");
+        assertThat(ready(grown).getStatus()).isEqualTo("True");
+        assertThat(grown.getStatus().getTopicId()).isEqualTo(id);
+        assertThat(published("orders").partitions()).hasSize(5);
+    }
+
+    @Test
+    void aSuccessorControllerReadsTheAcceptedCatalogBackFromTheStatuses() throws Exception {
+        apply("orders", null, 3, null);
+        core.reconcileDeclarations();
+        apply("orders", null, 1, null);
+        core.reconcileDeclarations();
+        String id = get("orders").getStatus().getTopicId();
+        core.loseLeadership("test");
+        metadata.lease().release("c1");
+
+        try (KubernetesClient other = kube.client()) {
+            KubernetesMetadata m2 = new KubernetesMetadata(other, "kaas", "kaas-controller", data, Disk.SYSTEM);
+            ControllerCore successor = newCore("c2", m2);
+            successor.maintainLease();
+
+            assertThat(successor.isLeader()).isTrue();
+            assertThat(successor.epoch()).isGreaterThan(1);
+            assertThat(successor.current().topicByName("orders").orElseThrow().topic())
+                    .isEqualTo(new TopicSpec("orders", id, 3, Map.of()));
+            m2.close();
+        }
+    }
+}
