@@ -287,11 +287,7 @@ class ClusterIT {
     }
 
     private static void awaitAcks(ProduceLoad load, long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (load.acked() < atLeast && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(load.acked()).as("acknowledged records (failures: %s)", load.failures).isGreaterThanOrEqualTo(atLeast);
+        ClusterITAcks.await(load, atLeast);
     }
 
     /** The last {@code lines} lines of a log, for a failure message: the test's directory is gone after it. */

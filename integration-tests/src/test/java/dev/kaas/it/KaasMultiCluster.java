@@ -187,6 +187,12 @@ public final class KaasMultiCluster implements AutoCloseable {
         signal(controllers.get(j), "CONT");
     }
 
+    /** The controller's process id, for a thread dump when a test fails. */
+    public long controllerPid(int j) {
+        Member m = controllers.get(j);
+        return m.process == null ? -1 : m.process.pid();
+    }
+
     public boolean controllerReady(int j) {
         Member m = controllers.get(j);
         return m.process != null && m.process.isAlive() && healthOk(m.http, "ready");

@@ -122,6 +122,11 @@ public final class ControllerCore {
         return epoch;
     }
 
+    /** Until when (by the injected clock) this controller may write without another renewal. */
+    public long writableUntilMs() {
+        return writableUntilMs;
+    }
+
     public Assignment current() {
         return current;
     }

@@ -40,6 +40,7 @@ public class ControllerRuntime {
     private String holder;
     private OrphanSweeper sweeper;
     private volatile boolean leader;
+    private volatile long writableUntilMs;
 
     public ControllerRuntime(ControllerConfig config, Instance<KubernetesClient> kubernetes) {
         this.config = config;
@@ -96,7 +97,8 @@ public class ControllerRuntime {
                 KubernetesClient client = kubernetes.get();
                 String namespace = config.controller().kubernetes().namespace()
                         .orElseGet(() -> client.getNamespace() == null ? "default" : client.getNamespace());
-                yield new KubernetesMetadata(client, namespace, config.controller().kubernetes().leaseName(), data, Disk.SYSTEM);
+                yield new KubernetesMetadata(client, namespace, config.controller().kubernetes().leaseName(), data, Disk.SYSTEM,
+                        config.controller().kubernetes().callTimeout().toMillis());
             }
         };
     }
@@ -137,8 +139,13 @@ public class ControllerRuntime {
         }
     }
 
+    /**
+     * Leads and may still write: a renewal stuck in a call to an unreachable store (the Kubernetes
+     * API server gone) holds the controller loop, so the step-down point is checked here too, and
+     * readiness drops on time whatever the loop is doing.
+     */
     public boolean isLeader() {
-        return leader;
+        return leader && System.currentTimeMillis() < writableUntilMs;
     }
 
     /** Runs {@code work} on the controller loop; the future fails if this controller is not the leader. */
@@ -153,7 +160,7 @@ public class ControllerRuntime {
             } catch (Throwable t) {
                 result.completeExceptionally(t);
             } finally {
-                leader = core.isLeader();
+                publishLeadership();
             }
         });
         return result;
@@ -189,8 +196,13 @@ public class ControllerRuntime {
         } catch (Exception e) {
             LOG.errorf(e, "controller %s step failed", what);
         } finally {
-            leader = core.isLeader();
+            publishLeadership();
         }
+    }
+
+    private void publishLeadership() {
+        writableUntilMs = core.writableUntilMs();
+        leader = core.isLeader();
     }
 
     private static String defaultHolder() {

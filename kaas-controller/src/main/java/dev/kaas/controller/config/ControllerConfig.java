@@ -89,6 +89,14 @@ public interface ControllerConfig {
          */
         Optional<String> namespace();
 
+        /**
+         * The longest one Kubernetes API call may take before the controller gives up on it (lease
+         * calls: at most a third of the lease). The controller loop waits for these calls, and it
+         * must keep renewing on time.
+         */
+        @WithDefault("2s")
+        Duration callTimeout();
+
         /** A full reconcile of every KafkaTopic this often, besides the one each watch event triggers. */
         @WithDefault("30s")
         Duration resync();

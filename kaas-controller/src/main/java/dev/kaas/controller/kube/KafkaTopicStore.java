@@ -55,14 +55,18 @@ final class KafkaTopicStore implements TopicCatalog {
     private final KubernetesClient client;
     private final String namespace;
     private final Fence fence;
+    private final BoundedCalls calls;
+    private final long timeoutMs;
     /** Resources as last listed by {@link #declarations()}, by uid: what {@link #report} writes to. */
     private final Map<String, KafkaTopic> listed = new ConcurrentHashMap<>();
     private SharedIndexInformer<KafkaTopic> informer;
 
-    KafkaTopicStore(KubernetesClient client, String namespace, Fence fence) {
+    KafkaTopicStore(KubernetesClient client, String namespace, Fence fence, BoundedCalls calls, long timeoutMs) {
         this.client = client;
         this.namespace = namespace;
         this.fence = fence;
+        this.calls = calls;
+        this.timeoutMs = timeoutMs;
     }
 
     @Override
@@ -72,7 +76,8 @@ final class KafkaTopicStore implements TopicCatalog {
 
     private List<KafkaTopic> list() throws IOException {
         try {
-            return client.resources(KafkaTopic.class).inNamespace(namespace).list().getItems();
+            return calls.within(timeoutMs, "listing KafkaTopic resources",
+                    () -> client.resources(KafkaTopic.class).inNamespace(namespace).list().getItems());
         } catch (KubernetesClientException e) {
             throw new IOException("listing KafkaTopic resources in " + namespace + ": " + e.getMessage(), e);
         }
@@ -167,7 +172,7 @@ final class KafkaTopicStore implements TopicCatalog {
                 KafkaTopic gone = e.getValue();
                 fence.check(leaseEpoch, "deleting KafkaTopic " + gone.getMetadata().getName());
                 try {
-                    client.resource(gone).delete();
+                    calls.within(timeoutMs, "deleting KafkaTopic " + gone.getMetadata().getName(), () -> client.resource(gone).delete());
                 } catch (KubernetesClientException ex) {
                     throw new IOException("deleting KafkaTopic " + gone.getMetadata().getName() + ": " + ex.getMessage(), ex);
                 }
@@ -200,7 +205,8 @@ final class KafkaTopicStore implements TopicCatalog {
         fence.check(leaseEpoch, "creating KafkaTopic " + resource.getMetadata().getName());
         KafkaTopic created;
         try {
-            created = client.resource(resource).create();
+            created = calls.within(timeoutMs, "creating KafkaTopic " + resource.getMetadata().getName(),
+                    () -> client.resource(resource).create());
         } catch (KubernetesClientException e) {
             throw new IOException("creating KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);
         }
@@ -212,7 +218,8 @@ final class KafkaTopicStore implements TopicCatalog {
 
     private void writeStatus(KafkaTopic resource) throws IOException {
         try {
-            client.resources(KafkaTopic.class).inNamespace(namespace).resource(resource).updateStatus();
+            calls.within(timeoutMs, "writing the status of KafkaTopic " + resource.getMetadata().getName(),
+                    () -> client.resources(KafkaTopic.class).inNamespace(namespace).resource(resource).updateStatus());
         } catch (KubernetesClientException e) {
             if (e.getCode() == HttpURLConnection.HTTP_CONFLICT) {
                 // The resource changed since it was listed: its watch event brings a reconcile with the new spec.

@@ -31,24 +31,41 @@ import java.util.Objects;
  */
 final class KubernetesLease implements ControllerLease {
     private final KubernetesClient client;
-    private final LeaseLock lock;
+    private final String namespace;
+    private final String name;
+    private final BoundedCalls calls;
+    private final long callTimeoutMs;
     private LeaderElectionRecord lastSeen;
     private long lastSeenChangedAtMs;
 
-    KubernetesLease(KubernetesClient client, String namespace, String name, String identity) {
+    KubernetesLease(KubernetesClient client, String namespace, String name, BoundedCalls calls, long callTimeoutMs) {
         this.client = client;
-        this.lock = new LeaseLock(namespace, name, identity);
+        this.namespace = namespace;
+        this.name = name;
+        this.calls = calls;
+        this.callTimeoutMs = callTimeoutMs;
     }
 
+    /**
+     * Only the API calls run on {@link BoundedCalls}' threads; the decision and this object's state
+     * stay on the caller's thread, so an abandoned call that answers late changes nothing. A fresh
+     * lock per round: {@link LeaseLock} keeps the resource its {@code get} read for its
+     * {@code update} (that is the compare-and-set), under its monitor, which an abandoned call holds.
+     */
     @Override
     public synchronized LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
+        LeaseLock lock = new LeaseLock(namespace, name, holder);
+        long timeout = Math.max(300, Math.min(callTimeoutMs, durationMs / 3));
         try {
             ZonedDateTime now = ZonedDateTime.ofInstant(Instant.ofEpochMilli(nowMs), ZoneOffset.UTC);
             Duration duration = Duration.ofMillis(Math.max(1_000, durationMs));
-            LeaderElectionRecord seen = lock.get(client);
+            LeaderElectionRecord seen = calls.within(timeout, "reading the lease", () -> lock.get(client));
             if (seen == null) {
                 LeaderElectionRecord created = new LeaderElectionRecord(holder, duration, now, now, 1);
-                lock.create(client, created);
+                calls.within(timeout, "creating the lease", () -> {
+                    lock.create(client, created);
+                    return null;
+                });
                 observe(created, nowMs);
                 return new LeaseRecord(holder, nowMs + durationMs, 1);
             }
@@ -65,26 +82,33 @@ final class KubernetesLease implements ControllerLease {
             int transitions = mineAndLive ? seen.getLeaderTransitions() : seen.getLeaderTransitions() + 1;
             LeaderElectionRecord next = new LeaderElectionRecord(holder, duration, mineAndLive ? seen.getAcquireTime() : now,
                     now, transitions);
-            lock.update(client, next);
+            calls.within(timeout, "renewing the lease", () -> {
+                lock.update(client, next);
+                return null;
+            });
             observe(next, nowMs);
             return new LeaseRecord(holder, nowMs + durationMs, transitions);
         } catch (KubernetesClientException e) {
-            throw new IOException("lease " + lock.describe() + ": " + e.getMessage(), e);
+            throw new IOException("lease " + namespace + "/" + name + ": " + e.getMessage(), e);
         }
     }
 
     @Override
     public synchronized void release(String holder) throws IOException {
+        LeaseLock lock = new LeaseLock(namespace, name, holder);
         try {
-            LeaderElectionRecord seen = lock.get(client);
+            LeaderElectionRecord seen = calls.within(callTimeoutMs, "reading the lease", () -> lock.get(client));
             if (seen == null || !holder.equals(seen.getHolderIdentity())) {
                 return;
             }
             ZonedDateTime now = ZonedDateTime.now(ZoneOffset.UTC);
             // An empty holder, not null: the lock writes a merge patch, in which a missing field keeps its value.
-            lock.update(client, new LeaderElectionRecord("", Duration.ofSeconds(1), now, now, seen.getLeaderTransitions()));
+            calls.within(callTimeoutMs, "releasing the lease", () -> {
+                lock.update(client, new LeaderElectionRecord("", Duration.ofSeconds(1), now, now, seen.getLeaderTransitions()));
+                return null;
+            });
         } catch (KubernetesClientException e) {
-            throw new IOException("releasing lease " + lock.describe() + ": " + e.getMessage(), e);
+            throw new IOException("releasing lease " + namespace + "/" + name + ": " + e.getMessage(), e);
         }
     }
 

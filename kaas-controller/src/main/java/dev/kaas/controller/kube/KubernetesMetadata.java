@@ -59,17 +59,22 @@ public final class KubernetesMetadata implements ClusterMetadata {
     private final Disk disk;
     private final KubernetesLease lease;
     private final KafkaTopicStore topics;
+    private final BoundedCalls calls = new BoundedCalls();
+    private final long callTimeoutMs;
     private volatile String holder;
 
-    public KubernetesMetadata(KubernetesClient client, String namespace, String leaseName, Path dataDir, Disk disk) throws IOException {
+    /** @param callTimeoutMs the longest any one Kubernetes API call may hold the caller (lease calls: at most a third of the lease) */
+    public KubernetesMetadata(KubernetesClient client, String namespace, String leaseName, Path dataDir, Disk disk,
+                              long callTimeoutMs) throws IOException {
+        this.callTimeoutMs = callTimeoutMs;
         this.client = client;
         this.namespace = namespace;
         this.leaseName = leaseName;
         this.clusterDir = dataDir.toAbsolutePath().normalize().resolve("__cluster");
         this.disk = disk;
         Files.createDirectories(clusterDir);
-        this.lease = new KubernetesLease(client, namespace, leaseName, "kaas-controller");
-        this.topics = new KafkaTopicStore(client, namespace, this::checkEpoch);
+        this.lease = new KubernetesLease(client, namespace, leaseName, calls, callTimeoutMs);
+        this.topics = new KafkaTopicStore(client, namespace, this::checkEpoch, calls, callTimeoutMs);
     }
 
     public String namespace() {
@@ -96,7 +101,7 @@ public final class KubernetesMetadata implements ClusterMetadata {
     void checkEpoch(long leaseEpoch, String what) throws IOException {
         Lease current;
         try {
-            current = client.leases().inNamespace(namespace).withName(leaseName).get();
+            current = calls.within(callTimeoutMs, "reading the lease", () -> client.leases().inNamespace(namespace).withName(leaseName).get());
         } catch (KubernetesClientException e) {
             throw new IOException("reading lease " + namespace + "/" + leaseName + " before writing " + what + ": " + e.getMessage(), e);
         }
@@ -140,33 +145,42 @@ public final class KubernetesMetadata implements ClusterMetadata {
             // Compare-and-set on the ConfigMap's resourceVersion: a conflict means someone else took a
             // block in between; read again. Bounded: a controller that keeps losing steps aside.
             for (int attempt = 0; attempt < 10; attempt++) {
-                try {
-                    var resource = client.configMaps().inNamespace(namespace).withName(PRODUCER_IDS);
-                    ConfigMap cm = resource.get();
-                    if (cm == null) {
-                        client.resource(new ConfigMapBuilder().withNewMetadata().withName(PRODUCER_IDS).withNamespace(namespace)
-                                .addToLabels("app.kubernetes.io/managed-by", "kaas-controller").endMetadata()
-                                .addToData(NEXT_BLOCK, Long.toString(ProducerIdStore.BLOCK_SIZE)).build()).create();
-                        return 0L;
-                    }
-                    long start = Long.parseLong(cm.getData().getOrDefault(NEXT_BLOCK, "0"));
-                    if (start < 0 || start > Long.MAX_VALUE - ProducerIdStore.BLOCK_SIZE) {
-                        throw new IOException("ConfigMap " + PRODUCER_IDS + " holds an impossible " + NEXT_BLOCK + ": " + start);
-                    }
-                    cm.getData().put(NEXT_BLOCK, Long.toString(start + ProducerIdStore.BLOCK_SIZE));
-                    // update() sends the resourceVersion read above: the API server refuses it if stale.
-                    client.configMaps().inNamespace(namespace).resource(cm).update();
+                Long start = calls.within(callTimeoutMs, "allocating a producer id block", this::tryAllocateBlock);
+                if (start != null) {
                     return start;
-                } catch (KubernetesClientException e) {
-                    if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
-                        throw new IOException("allocating a producer id block: " + e.getMessage(), e);
-                    }
-                } catch (NumberFormatException e) {
-                    throw new IOException("ConfigMap " + PRODUCER_IDS + " holds no number: " + e.getMessage(), e);
                 }
             }
             throw new IOException("allocating a producer id block: 10 conflicting updates in a row");
         };
+    }
+
+    /** One compare-and-set attempt: the block's start, or null when another writer changed the ConfigMap first. */
+    private Long tryAllocateBlock() throws IOException {
+        try {
+            var resource = client.configMaps().inNamespace(namespace).withName(PRODUCER_IDS);
+            ConfigMap cm = resource.get();
+            if (cm == null) {
+                client.resource(new ConfigMapBuilder().withNewMetadata().withName(PRODUCER_IDS).withNamespace(namespace)
+                        .addToLabels("app.kubernetes.io/managed-by", "kaas-controller").endMetadata()
+                        .addToData(NEXT_BLOCK, Long.toString(ProducerIdStore.BLOCK_SIZE)).build()).create();
+                return 0L;
+            }
+            long start = Long.parseLong(cm.getData().getOrDefault(NEXT_BLOCK, "0"));
+            if (start < 0 || start > Long.MAX_VALUE - ProducerIdStore.BLOCK_SIZE) {
+                throw new IOException("ConfigMap " + PRODUCER_IDS + " holds an impossible " + NEXT_BLOCK + ": " + start);
+            }
+            cm.getData().put(NEXT_BLOCK, Long.toString(start + ProducerIdStore.BLOCK_SIZE));
+            // update() sends the resourceVersion read above: the API server refuses it if stale.
+            client.configMaps().inNamespace(namespace).resource(cm).update();
+            return start;
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
+                throw new IOException("allocating a producer id block: " + e.getMessage(), e);
+            }
+        } catch (NumberFormatException e) {
+            throw new IOException("ConfigMap " + PRODUCER_IDS + " holds no number: " + e.getMessage(), e);
+        }
+        return null;
     }
 
     @Override
@@ -195,5 +209,6 @@ public final class KubernetesMetadata implements ClusterMetadata {
     @Override
     public void close() {
         topics.close();
+        calls.close();
     }
 }

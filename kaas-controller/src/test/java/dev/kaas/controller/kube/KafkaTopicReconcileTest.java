@@ -42,7 +42,7 @@ class KafkaTopicReconcileTest {
         kube = new KubeTestServer();
         user = kube.client();
         controllerClient = kube.client();
-        metadata = new KubernetesMetadata(controllerClient, "kaas", "kaas-controller", data, Disk.SYSTEM);
+        metadata = new KubernetesMetadata(controllerClient, "kaas", "kaas-controller", data, Disk.SYSTEM, 2_000);
         core = newCore("c1", metadata);
         core.maintainLease();
         assertThat(core.isLeader()).isTrue();
@@ -210,7 +210,7 @@ class KafkaTopicReconcileTest {
         metadata.lease().release("c1");
 
         try (KubernetesClient other = kube.client()) {
-            KubernetesMetadata m2 = new KubernetesMetadata(other, "kaas", "kaas-controller", data, Disk.SYSTEM);
+            KubernetesMetadata m2 = new KubernetesMetadata(other, "kaas", "kaas-controller", data, Disk.SYSTEM, 2_000);
             ControllerCore successor = newCore("c2", m2);
             successor.maintainLease();
 

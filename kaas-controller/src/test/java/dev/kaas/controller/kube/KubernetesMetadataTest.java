@@ -38,8 +38,8 @@ class KubernetesMetadataTest {
         kube = new KubeTestServer();
         clientA = kube.client();
         clientB = kube.client();
-        a = new KubernetesMetadata(clientA, "kaas", "kaas-controller", data, Disk.SYSTEM);
-        b = new KubernetesMetadata(clientB, "kaas", "kaas-controller", data, Disk.SYSTEM);
+        a = new KubernetesMetadata(clientA, "kaas", "kaas-controller", data, Disk.SYSTEM, 2_000);
+        b = new KubernetesMetadata(clientB, "kaas", "kaas-controller", data, Disk.SYSTEM, 2_000);
     }
 
     @AfterEach
@@ -150,6 +150,39 @@ class KubernetesMetadataTest {
         assertThat(dev.kaas.common.cluster.StandaloneMetadata.readClusterId(data)).isEqualTo(id);
         try (var files = Files.list(data.resolve("__cluster"))) {
             assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith(".cluster.id"));
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(30)
+    void aRenewalAgainstAnApiServerThatNeverAnswersFailsWithinAThirdOfTheLease() throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread acceptor = new Thread(() -> {
+                List<java.net.Socket> held = new java.util.ArrayList<>();
+                try {
+                    while (true) {
+                        held.add(silent.accept());
+                    }
+                } catch (java.io.IOException closed) {
+                    // the test is over
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            var config = new io.fabric8.kubernetes.client.ConfigBuilder().withMasterUrl("http://127.0.0.1:" + silent.getLocalPort())
+                    .withRequestTimeout(60_000).withRequestRetryBackoffLimit(0).build();
+            try (KubernetesClient hanging = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(config).build()) {
+                KubernetesMetadata m = new KubernetesMetadata(hanging, "kaas", "kaas-controller", data, Disk.SYSTEM, 2_000);
+                long t0 = System.nanoTime();
+
+                assertThatThrownBy(() -> m.lease().acquireOrRenew("a", 10_000, LEASE_MS)).isInstanceOf(java.io.IOException.class)
+                        .hasMessageContaining("no answer");
+
+                long ms = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                assertThat(ms).as("a renewal gives up within a third of the lease").isLessThan(LEASE_MS / 3 + 500);
+                assertThatThrownBy(() -> m.producerIds().allocateBlock(1)).isInstanceOf(java.io.IOException.class);
+                m.close();
+            }
         }
     }
 
