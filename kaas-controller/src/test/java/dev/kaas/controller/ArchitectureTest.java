@@ -23,4 +23,12 @@ class ArchitectureTest {
     void controllerDoesNotDependOnBrokerCode() {
         noClasses().should().dependOnClassesThat().resideInAnyPackage("dev.kaas.broker..").check(CONTROLLER);
     }
+
+    @Test
+    void kubernetesTypesStayBelowThePort() {
+        noClasses().that().resideOutsideOfPackage("dev.kaas.controller.kube..")
+                .should().dependOnClassesThat().resideInAnyPackage("io.fabric8..")
+                .because("the rest of the controller sees the Kubernetes binding only as a ClusterMetadata")
+                .check(CONTROLLER);
+    }
 }

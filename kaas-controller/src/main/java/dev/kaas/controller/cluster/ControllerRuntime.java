@@ -2,11 +2,8 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.StandaloneMetadata;
-import dev.kaas.common.fs.Disk;
 import dev.kaas.controller.config.ControllerConfig;
-import dev.kaas.controller.kube.KubernetesMetadata;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import jakarta.enterprise.inject.Instance;
+import dev.kaas.controller.kube.KubernetesBinding;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,7 +29,7 @@ public class ControllerRuntime {
     private static final Logger LOG = Logger.getLogger(ControllerRuntime.class);
 
     private final ControllerConfig config;
-    private final Instance<KubernetesClient> kubernetes;
+    private final KubernetesBinding kubernetes;
     private final AtomicBoolean reconcilePending = new AtomicBoolean();
     private ScheduledExecutorService loop;
     private ClusterMetadata metadata;
@@ -42,7 +39,7 @@ public class ControllerRuntime {
     private volatile boolean leader;
     private volatile long writableUntilMs;
 
-    public ControllerRuntime(ControllerConfig config, Instance<KubernetesClient> kubernetes) {
+    public ControllerRuntime(ControllerConfig config, KubernetesBinding kubernetes) {
         this.config = config;
         this.kubernetes = kubernetes;
     }
@@ -93,13 +90,7 @@ public class ControllerRuntime {
     private ClusterMetadata openMetadata(Path data) throws IOException {
         return switch (config.controller().metadata()) {
             case STANDALONE -> StandaloneMetadata.open(data);
-            case KUBERNETES -> {
-                KubernetesClient client = kubernetes.get();
-                String namespace = config.controller().kubernetes().namespace()
-                        .orElseGet(() -> client.getNamespace() == null ? "default" : client.getNamespace());
-                yield new KubernetesMetadata(client, namespace, config.controller().kubernetes().leaseName(), data, Disk.SYSTEM,
-                        config.controller().kubernetes().callTimeout().toMillis());
-            }
+            case KUBERNETES -> kubernetes.open(data);
         };
     }
 
