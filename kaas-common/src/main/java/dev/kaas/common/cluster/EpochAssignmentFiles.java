@@ -39,8 +39,23 @@ public final class EpochAssignmentFiles {
         return files.isEmpty() ? Optional.empty() : Optional.of(files.get(files.size() - 1));
     }
 
-    /** Writes {@code bytes} as epoch {@code epoch}'s assignment (temp + fsync + rename), then drops old epochs' files. */
+    /** The highest epoch an assignment file was written under, 0 when none was. */
+    public static long highestEpoch(Path clusterDir) throws IOException {
+        Optional<Path> latest = latest(clusterDir);
+        return latest.isEmpty() ? 0 : Long.parseLong(latest.get().getFileName().toString().substring(0, 20));
+    }
+
+    /**
+     * Writes {@code bytes} as epoch {@code epoch}'s assignment (temp + fsync + rename), then drops
+     * old epochs' files.
+     *
+     * @throws LeaseFencedException if a later epoch's file exists: a successor has written
+     */
     public static void write(Disk disk, Path clusterDir, long epoch, byte[] bytes) throws IOException {
+        if (highestEpoch(clusterDir) > epoch) {
+            throw new LeaseFencedException("refused to write the assignment under epoch " + epoch
+                    + ": the volume holds one of epoch " + highestEpoch(clusterDir));
+        }
         Path file = directory(clusterDir).resolve(String.format("%020d.json", epoch));
         AtomicFiles.write(disk, file, bytes);
         List<Path> files = files(clusterDir);

@@ -99,6 +99,8 @@ public final class ControllerCore {
     /** Broker ids that registered during this term: the start-up grace no longer speaks for them. */
     private final Set<Integer> heardFrom = new HashSet<>();
     private final Map<String, Relinquish> relinquishing = new HashMap<>();
+    /** Topic ids this controller deleted from the catalog: the only directories the orphan sweep may remove. */
+    private final Set<String> removedTopicIds = new HashSet<>();
 
     private long epoch = -1;
     private long writableUntilMs;
@@ -183,7 +185,7 @@ public final class ControllerCore {
         if (metadata.topics().declarative()) {
             try {
                 reconcileDeclarations();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 // Lead anyway with the accepted catalog: brokers need an assignment under this epoch;
                 // the next watch event or resync reconciles again.
                 if (!isLeader()) {
@@ -428,11 +430,24 @@ public final class ControllerCore {
     }
 
     /**
-     * Every topic id something may still need on the volume: the catalog's, the published
-     * assignment's, and (declarative stores) every id a declaration carries. Read by the orphan
-     * sweep after it listed the directories.
+     * The topic ids whose directories the orphan sweep may remove: those this controller deleted
+     * from the catalog, less every id something may still need (the catalog's, the published
+     * assignment's, and, in a declarative store, every id a declaration carries). An id never seen
+     * deleted is never swept: a volume moved under a new catalog, or resources restored without
+     * their status, leave their directories alone. Read by the sweep after it listed the directories.
      */
-    public Set<String> knownTopicIds() throws IOException {
+    public Set<String> sweepableTopicIds() throws IOException {
+        Set<String> sweepable = new HashSet<>(removedTopicIds);
+        sweepable.removeAll(knownTopicIds());
+        return sweepable;
+    }
+
+    /** The sweep removed every directory of these ids: stop tracking them. */
+    public void swept(Set<String> topicIds) {
+        removedTopicIds.removeAll(topicIds);
+    }
+
+    private Set<String> knownTopicIds() throws IOException {
         Set<String> ids = new HashSet<>();
         catalog.forEach(t -> ids.add(t.topicId()));
         current.topics().forEach(t -> ids.add(t.topic().topicId()));
@@ -455,6 +470,13 @@ public final class ControllerCore {
         fenced(() -> {
             metadata.topics().store(epoch, next);
             return null;
+        });
+        Set<String> kept = new HashSet<>();
+        next.forEach(t -> kept.add(t.topicId()));
+        catalog.forEach(t -> {
+            if (!kept.contains(t.topicId())) {
+                removedTopicIds.add(t.topicId());
+            }
         });
         catalog = List.copyOf(next);
         publishIfChanged();
@@ -541,8 +563,13 @@ public final class ControllerCore {
         T run() throws IOException;
     }
 
-    /** Runs a metadata write; a refusal because another controller took the lease ends our leadership. */
+    /**
+     * Runs a metadata write; a refusal because another controller took the lease ends our
+     * leadership. Each write checks the step-down point first: a pass of many writes (a reconcile)
+     * must not run on past it.
+     */
     private <T> T fenced(Write<T> write) throws IOException {
+        requireWritable();
         try {
             return write.run();
         } catch (LeaseFencedException e) {

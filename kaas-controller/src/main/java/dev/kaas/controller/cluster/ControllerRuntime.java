@@ -81,7 +81,7 @@ public class ControllerRuntime {
             loop.scheduleWithFixedDelay(this::requestReconcile, resync, resync, TimeUnit.MILLISECONDS);
         }
         long sweep = config.controller().orphanSweepInterval().toMillis();
-        sweeper = new OrphanSweeper(data, this, System::currentTimeMillis);
+        sweeper = new OrphanSweeper(data, this);
         sweeper.start(sweep);
         LOG.infof("controller starting holder=%s data=%s metadata=%s", holder, data, config.controller().metadata());
     }

@@ -42,14 +42,18 @@ final class TopicReconciler {
     /** @param defaultPartitions what a declaration without partitions gets (the controller's num-partitions) */
     static Result reconcile(List<TopicSpec> catalog, List<TopicDeclaration> declarations, int maxPartitions,
                             int defaultPartitions, Supplier<String> newTopicId) {
-        declarations = declarations.stream().map(d -> d.partitions() != -1 ? d : new TopicDeclaration(d.ref(), d.name(),
-                d.generation(), defaultPartitions, d.configs(), d.topicId())).toList();
         Map<String, TopicSpec> acceptedById = new HashMap<>();
         catalog.forEach(t -> acceptedById.put(t.topicId(), t));
+        // No partitions declared: what was accepted stays (a changed default must not grow or
+        // shrink existing topics); a new topic gets the default.
+        declarations = declarations.stream().map(d -> d.partitions() != -1 ? d : new TopicDeclaration(d.ref(), d.name(),
+                d.generation(), d.topicId() != null && acceptedById.containsKey(d.topicId())
+                        ? acceptedById.get(d.topicId()).partitions() : defaultPartitions, d.configs(), d.topicId())).toList();
         List<TopicSpec> next = new ArrayList<>();
         List<TopicVerdict> verdicts = new ArrayList<>();
         Set<String> idsTaken = new HashSet<>();
         List<TopicDeclaration> fresh = new ArrayList<>();
+        Map<String, TopicDeclaration> declarationById = new HashMap<>();
         List<TopicDeclaration> sorted = declarations.stream().sorted(Comparator.comparing(TopicDeclaration::ref)).toList();
         for (TopicDeclaration d : sorted) {
             TopicSpec accepted = d.topicId() == null ? null : acceptedById.get(d.topicId());
@@ -57,13 +61,14 @@ final class TopicReconciler {
                 fresh.add(d);
                 continue;
             }
+            declarationById.put(d.topicId(), d);
             next.add(accepted);
         }
         long clusterPartitions = next.stream().mapToLong(TopicSpec::partitions).sum();
         // Changes to accepted topics, against the accepted state.
         for (int i = 0; i < next.size(); i++) {
             TopicSpec accepted = next.get(i);
-            TopicDeclaration d = sorted.stream().filter(x -> accepted.topicId().equals(x.topicId())).findFirst().orElseThrow();
+            TopicDeclaration d = declarationById.get(accepted.topicId());
             TopicRules.Problem problem = checkChange(accepted, d, clusterPartitions, maxPartitions);
             if (problem != null) {
                 verdicts.add(new TopicVerdict(d, accepted, problem.reason(), problem.message()));
@@ -78,6 +83,8 @@ final class TopicReconciler {
             TopicRules.Problem problem = TopicRules.checkNew(d.name(), d.partitions(), d.configs(), false, next,
                     clusterPartitions, maxPartitions);
             if (problem != null) {
+                // The verdict keeps the id the declaration carries (the binding records it again), so
+                // it is not lost while the declaration is refused.
                 verdicts.add(new TopicVerdict(d, null, problem.reason(), problem.message()));
                 continue;
             }

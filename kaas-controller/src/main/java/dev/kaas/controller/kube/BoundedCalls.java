@@ -45,7 +45,13 @@ final class BoundedCalls implements AutoCloseable {
                 running.decrementAndGet();
             }
         };
-        Future<T> result = threads.submit(task);
+        Future<T> result;
+        try {
+            result = threads.submit(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            running.decrementAndGet();
+            throw new IOException(what + ": the Kubernetes binding is closed", e);
+        }
         try {
             return result.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

@@ -59,6 +59,13 @@ final class KafkaTopicStore implements TopicCatalog {
     private final long timeoutMs;
     /** Resources as last listed by {@link #declarations()}, by uid: what {@link #report} writes to. */
     private final Map<String, KafkaTopic> listed = new ConcurrentHashMap<>();
+    /**
+     * The accepted set as of the last {@link #topics()} or {@link #store}: {@code store} creates
+     * resources only for ids added since and deletes only those of ids removed since, so a
+     * resource whose id the catalog does not hold yet (a reconcile that stopped half-way) is never
+     * touched by a store that is about something else.
+     */
+    private Map<String, TopicSpec> lastStored = Map.of();
     private SharedIndexInformer<KafkaTopic> informer;
 
     KafkaTopicStore(KubernetesClient client, String namespace, Fence fence, BoundedCalls calls, long timeoutMs) {
@@ -92,6 +99,7 @@ final class KafkaTopicStore implements TopicCatalog {
                 byId.putIfAbsent(s.getTopicId(), new TopicSpec(s.getTopicName(), s.getTopicId(), s.getPartitions(), s.getConfig()));
             }
         }
+        lastStored = Map.copyOf(byId);
         return List.copyOf(byId.values());
     }
 
@@ -114,7 +122,8 @@ final class KafkaTopicStore implements TopicCatalog {
         KafkaTopicSpec spec = t.getSpec() == null ? new KafkaTopicSpec() : t.getSpec();
         Map<String, String> configs = new TreeMap<>();
         if (spec.getConfig() != null) {
-            spec.getConfig().forEach((k, v) -> configs.put(k, v == null ? null : String.valueOf(v)));
+            // A null value (config: {retention.ms: ~}) is declared as "null": refused as an invalid value, never a crash.
+            spec.getConfig().forEach((k, v) -> configs.put(k, String.valueOf(v)));
         }
         Long generation = t.getMetadata().getGeneration();
         return new TopicDeclaration(t.getMetadata().getUid(), t.topicName(), generation == null ? 0 : generation,
@@ -130,6 +139,10 @@ final class KafkaTopicStore implements TopicCatalog {
         }
         KafkaTopicStatus wanted = status(verdict.accepted(), verdict.declaration().generation(),
                 verdict.ready(), verdict.reason(), verdict.message(), resource.getStatus());
+        if (verdict.accepted() == null && verdict.declaration().topicId() != null) {
+            // A refused declaration keeps the id it carries: minted once, it is never rotated.
+            wanted.setTopicId(verdict.declaration().topicId());
+        }
         if (sameStatus(resource.getStatus(), wanted)) {
             return;
         }
@@ -156,7 +169,10 @@ final class KafkaTopicStore implements TopicCatalog {
         for (TopicSpec spec : topics) {
             KafkaTopic existing = byId.get(spec.topicId());
             if (existing == null) {
-                create(leaseEpoch, spec, all);
+                if (!lastStored.containsKey(spec.topicId())) {
+                    create(leaseEpoch, spec, all);
+                }
+                // else: its resource was deleted since (the next reconcile deletes the topic); never re-create it.
             } else if (!accepted(existing.getStatus()).equals(spec)) {
                 fence.check(leaseEpoch, "the status of KafkaTopic " + existing.getMetadata().getName());
                 KafkaTopicStatus before = existing.getStatus();
@@ -168,7 +184,7 @@ final class KafkaTopicStore implements TopicCatalog {
             }
         }
         for (var e : byId.entrySet()) {
-            if (!wanted.containsKey(e.getKey())) {
+            if (!wanted.containsKey(e.getKey()) && lastStored.containsKey(e.getKey())) {
                 KafkaTopic gone = e.getValue();
                 fence.check(leaseEpoch, "deleting KafkaTopic " + gone.getMetadata().getName());
                 try {
@@ -180,6 +196,7 @@ final class KafkaTopicStore implements TopicCatalog {
                         gone.getMetadata().getName(), e.getKey());
             }
         }
+        lastStored = Map.copyOf(wanted);
     }
 
     /** A topic the Kafka API created: a resource declaring exactly it, its status accepted and ready. */
@@ -212,6 +229,7 @@ final class KafkaTopicStore implements TopicCatalog {
         }
         created.setStatus(status(spec, created.getMetadata().getGeneration() == null ? 1 : created.getMetadata().getGeneration(),
                 true, null, null, null));
+        fence.check(leaseEpoch, "the status of KafkaTopic " + created.getMetadata().getName());
         writeStatus(created);
         LOG.infof("KafkaTopic %s/%s created for topic %s id=%s", namespace, created.getMetadata().getName(), spec.name(), spec.topicId());
     }

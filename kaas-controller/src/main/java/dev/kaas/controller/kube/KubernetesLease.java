@@ -19,7 +19,8 @@ import java.util.Objects;
  * the Lease's resourceVersion, so of two contenders one wins and the other gets a conflict.
  * {@code leaseTransitions} is the controller epoch; it grows by one each time the holder changes
  * or a holder's own lease had expired (the first holder gets 1, so a leading controller's epoch is
- * never 0).
+ * never 0), and never to an epoch at or below one the volume's assignment files were written
+ * under, even if the Lease itself was lost.
  *
  * <p>Why not fabric8's {@code LeaderElector} loop: the renew loop and the step-down rule are
  * {@code ControllerCore}'s, shared with the standalone binding and tested with a mock clock; the
@@ -35,10 +36,19 @@ final class KubernetesLease implements ControllerLease {
     private final String name;
     private final BoundedCalls calls;
     private final long callTimeoutMs;
+    private final EpochFloor epochFloor;
     private LeaderElectionRecord lastSeen;
     private long lastSeenChangedAtMs;
 
-    KubernetesLease(KubernetesClient client, String namespace, String name, BoundedCalls calls, long callTimeoutMs) {
+    /** The highest controller epoch anything on the volume was written under. */
+    @FunctionalInterface
+    interface EpochFloor {
+        long highest() throws IOException;
+    }
+
+    KubernetesLease(KubernetesClient client, String namespace, String name, BoundedCalls calls, long callTimeoutMs,
+                    EpochFloor epochFloor) {
+        this.epochFloor = epochFloor;
         this.client = client;
         this.namespace = namespace;
         this.name = name;
@@ -61,13 +71,16 @@ final class KubernetesLease implements ControllerLease {
             Duration duration = Duration.ofMillis(Math.max(1_000, durationMs));
             LeaderElectionRecord seen = calls.within(timeout, "reading the lease", () -> lock.get(client));
             if (seen == null) {
-                LeaderElectionRecord created = new LeaderElectionRecord(holder, duration, now, now, 1);
+                // A Lease that is gone (deleted, etcd restored, a new namespace on an old volume) starts
+                // above every epoch the volume has seen: epochs never go back.
+                int first = (int) Math.max(1, epochFloor.highest() + 1);
+                LeaderElectionRecord created = new LeaderElectionRecord(holder, duration, now, now, first);
                 calls.within(timeout, "creating the lease", () -> {
                     lock.create(client, created);
                     return null;
                 });
                 observe(created, nowMs);
-                return new LeaseRecord(holder, nowMs + durationMs, 1);
+                return new LeaseRecord(holder, nowMs + durationMs, first);
             }
             observe(seen, nowMs);
             String current = seen.getHolderIdentity();
@@ -79,7 +92,8 @@ final class KubernetesLease implements ControllerLease {
             }
             // Our own record's renewTime is our own clock's: a lapse in our renewals makes a new epoch.
             boolean mineAndLive = mine && nowMs < seen.getRenewTime().toInstant().toEpochMilli() + seen.getLeaseDuration().toMillis();
-            int transitions = mineAndLive ? seen.getLeaderTransitions() : seen.getLeaderTransitions() + 1;
+            int transitions = mineAndLive ? seen.getLeaderTransitions()
+                    : (int) Math.max(seen.getLeaderTransitions() + 1L, epochFloor.highest() + 1);
             LeaderElectionRecord next = new LeaderElectionRecord(holder, duration, mineAndLive ? seen.getAcquireTime() : now,
                     now, transitions);
             calls.within(timeout, "renewing the lease", () -> {

@@ -73,7 +73,8 @@ public final class KubernetesMetadata implements ClusterMetadata {
         this.clusterDir = dataDir.toAbsolutePath().normalize().resolve("__cluster");
         this.disk = disk;
         Files.createDirectories(clusterDir);
-        this.lease = new KubernetesLease(client, namespace, leaseName, calls, callTimeoutMs);
+        this.lease = new KubernetesLease(client, namespace, leaseName, calls, callTimeoutMs,
+                () -> EpochAssignmentFiles.highestEpoch(clusterDir));
         this.topics = new KafkaTopicStore(client, namespace, this::checkEpoch, calls, callTimeoutMs);
     }
 

@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.FileTime;
-import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 class OrphanSweeperTest {
     @TempDir
     Path data;
-
-    private final AtomicLong clock = new AtomicLong(System.currentTimeMillis());
 
     private Path topicDir(String name, String id) throws Exception {
         Path dir = data.resolve(name + "-" + id);
@@ -26,52 +21,38 @@ class OrphanSweeperTest {
     }
 
     @Test
-    void onlyDirectoriesOfTopicIdsNothingKnowsAreRemoved() throws Exception {
-        String live = Uuid.randomUuid().toString();
-        String dead = Uuid.randomUuid().toString();
-        Path kept = topicDir("orders", live);
-        Path orphan = topicDir("orders", dead);
-        Path dashed = topicDir("my-topic-with-dashes", Uuid.randomUuid().toString());
+    void onlyDirectoriesOfTopicIdsTheControllerDeletedAreRemoved() throws Exception {
+        String deleted = Uuid.randomUuid().toString();
+        String deletedWithDashes = Uuid.randomUuid().toString();
+        String neverSeen = Uuid.randomUuid().toString();
+        Path orphan = topicDir("orders", deleted);
+        Path dashed = topicDir("my-topic-with-dashes", deletedWithDashes);
+        Path unknown = topicDir("restored", neverSeen);
         Files.createDirectories(data.resolve("__cluster/groups"));
         Files.createDirectories(data.resolve("__warmup-broker-1"));
-        Files.createDirectories(data.resolve("not-a-topic-xyz"));
-        OrphanSweeper sweeper = new OrphanSweeper(data, null, clock::get);
+        OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
-        List<Path> removed = sweeper.sweep(Set.of(live));
+        Set<String> done = sweeper.sweep(sweeper.candidates(), Set.of(deleted, deletedWithDashes));
 
-        assertThat(removed).containsExactlyInAnyOrder(orphan, dashed);
-        assertThat(kept.resolve("0")).isDirectory();
+        assertThat(done).containsExactlyInAnyOrder(deleted, deletedWithDashes);
         assertThat(orphan).doesNotExist();
+        assertThat(dashed).doesNotExist();
+        assertThat(unknown.resolve("0")).as("an id never seen deleted is never swept").isDirectory();
         assertThat(data.resolve("__cluster/groups")).isDirectory();
         assertThat(data.resolve("__warmup-broker-1")).isDirectory();
-        assertThat(data.resolve("not-a-topic-xyz")).isDirectory();
         try (var left = Files.list(data)) {
             assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains(".deleted-"));
         }
     }
 
     @Test
-    void aTopicCreatedAfterTheListingIsNeverRemoved() throws Exception {
-        OrphanSweeper sweeper = new OrphanSweeper(data, null, clock::get);
-        List<Path> listed = sweeper.candidates();
-        String created = Uuid.randomUuid().toString();
-        Path fresh = topicDir("new", created);
+    void halfRemovedTreesAreFinished() throws Exception {
+        Path half = Files.createDirectories(data.resolve("t-" + Uuid.randomUuid() + ".deleted-" + java.util.UUID.randomUUID())
+                .resolve("0"));
+        OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
-        sweeper.sweep(listed, Set.of(created));
+        sweeper.sweep(sweeper.candidates(), Set.of());
 
-        assertThat(fresh).isDirectory();
-    }
-
-    @Test
-    void halfRemovedTreesAreFinishedOnlyOnceNoBrokerCanStillBeRemovingThem() throws Exception {
-        Path old = Files.createDirectories(data.resolve("t-" + Uuid.randomUuid() + ".deleted-" + java.util.UUID.randomUUID()));
-        Path young = Files.createDirectories(data.resolve("u-" + Uuid.randomUuid() + ".deleted-" + java.util.UUID.randomUUID()));
-        Files.setLastModifiedTime(old, FileTime.fromMillis(clock.get() - OrphanSweeper.DELETED_MIN_AGE_MS - 1_000));
-        OrphanSweeper sweeper = new OrphanSweeper(data, null, clock::get);
-
-        sweeper.sweep(Set.of());
-
-        assertThat(old).doesNotExist();
-        assertThat(young).isDirectory();
+        assertThat(half.getParent()).doesNotExist();
     }
 }

@@ -126,4 +126,22 @@ class TopicReconcilerTest {
         assertThat(second.catalog()).isEqualTo(first.catalog());
         assertThat(minted).hasValue(1);
     }
+
+    @Test
+    void aDeclarationWithoutPartitionsKeepsWhatWasAcceptedWhenTheDefaultChanges() {
+        var r = reconcile(List.of(new TopicSpec("orders", "T1", 7, Map.of())), declared("u1", "orders", -1, Map.of(), "T1"));
+
+        assertThat(r.catalog()).containsExactly(new TopicSpec("orders", "T1", 7, Map.of()));
+        assertThat(verdict(r, "u1").ready()).isTrue();
+    }
+
+    @Test
+    void aRefusedDeclarationThatCarriesAnIdIsRefusedWithoutMintingAnother() {
+        var r = reconcile(List.of(), declared("u1", "orders", 0, Map.of(), "T-recorded"));
+
+        assertThat(r.catalog()).isEmpty();
+        assertThat(verdict(r, "u1").reason()).isEqualTo("InvalidPartitions");
+        assertThat(verdict(r, "u1").declaration().topicId()).isEqualTo("T-recorded");
+        assertThat(minted).hasValue(0);
+    }
 }

@@ -221,4 +221,39 @@ class KafkaTopicReconcileTest {
             m2.close();
         }
     }
+
+    @Test
+    void aRefusedEditKeepsTheIdInTheStatusAndANullConfigValueIsRefusedNotACrash() throws Exception {
+        apply("orders", null, 1, null);
+        core.reconcileDeclarations();
+        String id = get("orders").getStatus().getTopicId();
+        java.util.Map<String, Object> nullValue = new java.util.HashMap<>();
+        nullValue.put("retention.ms", null);
+
+        apply("orders", null, 1, nullValue);
+        core.reconcileDeclarations();
+
+        KafkaTopic t = get("orders");
+        assertThat(ready(t).getReason()).isEqualTo("InvalidConfig");
+        assertThat(t.getStatus().getTopicId()).isEqualTo(id);
+        assertThat(published("orders").topic().configs()).isEmpty();
+    }
+
+    @Test
+    void createTopicsNeverDeletesOrRecreatesAResourceItIsNotAbout() throws Exception {
+        apply("keep", null, 1, null);
+        apply("gone", null, 1, null);
+        core.reconcileDeclarations();
+        // A user deletes "gone"; before the reconcile that follows, a CreateTopics stores the catalog.
+        user.resources(KafkaTopic.class).inNamespace("kaas").withName("gone").delete();
+
+        core.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("other").setNumPartitions(1)).build());
+
+        assertThat(get("gone")).as("not re-created").isNull();
+        assertThat(get("keep")).isNotNull();
+        core.reconcileDeclarations();
+        assertThat(core.current().topicByName("gone")).isEmpty();
+        assertThat(core.current().topicByName("keep")).isPresent();
+        assertThat(core.current().topicByName("other")).isPresent();
+    }
 }

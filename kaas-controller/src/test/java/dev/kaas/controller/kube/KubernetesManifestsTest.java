@@ -166,6 +166,11 @@ class KubernetesManifestsTest {
         assertThat(controller.getSpec().getReplicas()).isEqualTo(2);
         Container c = controller.getSpec().getTemplate().getSpec().getContainers().get(0);
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).as("Ready = holds the lease").isEqualTo("/q/health/ready");
+        assertThat(controller.getSpec().getStrategy().getType())
+                .as("a rolling update would wait forever for a standby to become Ready").isEqualTo("Recreate");
+        assertThat(ofKind(objects, io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget.class))
+                .as("a budget over the controllers (one Ready) would block draining the holder's node")
+                .noneMatch(b -> "kaas-controller".equals(b.getSpec().getSelector().getMatchLabels().get("app.kubernetes.io/name")));
         StatefulSet brokers = ofKind(objects, StatefulSet.class).findFirst().orElseThrow();
         assertThat(brokers.getSpec().getReplicas()).isEqualTo(3);
         assertThat(brokers.getSpec().getPodManagementPolicy()).isEqualTo("Parallel");

@@ -117,16 +117,30 @@ class KubernetesMetadataTest {
         b.assignments().store(epochB, dev.kaas.common.fs.Json.string(new dev.kaas.common.model.Assignment(7, epochB, "c",
                 List.of(), List.of(), List.of(), List.of())));
 
-        // What a's write would do had it passed its lease check just before b took over.
-        dev.kaas.common.cluster.EpochAssignmentFiles.write(Disk.SYSTEM, data.resolve("__cluster"), epochA,
-                dev.kaas.common.fs.Json.bytes(new dev.kaas.common.model.Assignment(8, epochA, "c",
-                        List.of(), List.of(), List.of(), List.of())));
+        // a passed its lease check just before b took over: the file step refuses it too...
+        byte[] stale = dev.kaas.common.fs.Json.bytes(new dev.kaas.common.model.Assignment(8, epochA, "c",
+                List.of(), List.of(), List.of(), List.of()));
+        assertThatThrownBy(() -> dev.kaas.common.cluster.EpochAssignmentFiles.write(Disk.SYSTEM, data.resolve("__cluster"), epochA, stale))
+                .isInstanceOf(LeaseFencedException.class);
+        // ...and had it renamed in between, its file is its own epoch's, below the successor's.
+        dev.kaas.common.fs.AtomicFiles.write(data.resolve("__cluster/assignments").resolve(String.format("%020d.json", epochA)), stale);
 
         assertThat(b.assignments().load()).get().extracting(x -> x.version()).isEqualTo(7L);
     }
 
     @Test
-    void producerIdBlocksAreNeverHandedOutTwiceEvenToTwoControllersAtOnce() throws Exception {
+    void aLostLeaseIsRecreatedAboveEveryEpochTheVolumeHasSeen() throws Exception {
+        dev.kaas.common.cluster.EpochAssignmentFiles.write(Disk.SYSTEM, data.resolve("__cluster"), 57,
+                dev.kaas.common.fs.Json.bytes(new dev.kaas.common.model.Assignment(3, 57, "c", List.of(), List.of(), List.of(), List.of())));
+
+        LeaseRecord fresh = a.lease().acquireOrRenew("a", 10_000, LEASE_MS);
+
+        assertThat(fresh.transitions()).isEqualTo(58);
+        assertThat(leaseResource().getSpec().getLeaseTransitions()).isEqualTo(58);
+    }
+
+    @Test
+    void producerIdBlocksAreHandedOutOnceEachAndTheNextStartIsKeptInTheConfigMap() throws Exception {
         long epochA = a.lease().acquireOrRenew("a", 10_000, LEASE_MS).transitions();
         Set<Long> starts = new HashSet<>();
         for (int i = 0; i < 5; i++) {
