@@ -96,10 +96,14 @@ public class ControllerRuntime {
 
     private void requestReconcile() {
         if (reconcilePending.compareAndSet(false, true)) {
-            loop.execute(() -> {
-                reconcilePending.set(false);
-                guarded("reconcile", core::reconcileDeclarations);
-            });
+            try {
+                loop.execute(() -> {
+                    reconcilePending.set(false);
+                    guarded("reconcile", core::reconcileDeclarations);
+                });
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                // A watch event during shutdown: nothing to reconcile any more.
+            }
         }
     }
 

@@ -322,7 +322,12 @@ final class KafkaTopicStore implements TopicCatalog {
         if (informer != null) {
             return;
         }
-        informer = client.resources(KafkaTopic.class).inNamespace(namespace).inform(new ResourceEventHandler<>() {
+        // Not inform(): it waits for the first list, and the controller must start (and stand by)
+        // while the API server is away. The informer retries every failure; the periodic resync
+        // reconciles anyway if it never gets going.
+        informer = client.resources(KafkaTopic.class).inNamespace(namespace).runnableInformer(0);
+        informer.exceptionHandler((started, t) -> true);
+        informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(KafkaTopic obj) {
                 listener.run();
@@ -338,6 +343,7 @@ final class KafkaTopicStore implements TopicCatalog {
                 listener.run();
             }
         });
+        informer.start();
     }
 
     synchronized void close() {
