@@ -42,7 +42,14 @@ public final class EpochAssignmentFiles {
     /** The highest epoch an assignment file was written under, 0 when none was. */
     public static long highestEpoch(Path clusterDir) throws IOException {
         Optional<Path> latest = latest(clusterDir);
-        return latest.isEmpty() ? 0 : Long.parseLong(latest.get().getFileName().toString().substring(0, 20));
+        if (latest.isEmpty()) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(latest.get().getFileName().toString().substring(0, 20));
+        } catch (NumberFormatException e) {
+            throw new IOException("assignment file name out of range: " + latest.get(), e);
+        }
     }
 
     /**

@@ -182,6 +182,9 @@ public final class ControllerCore {
         relinquishing.clear();
         graceUntilMs = clock.getAsLong() + settings.startupGraceMs();
         LOG.infof("controller active epoch=%d assignmentVersion=%d topics=%d", epoch, current.version(), catalog.size());
+        // Publish under the new epoch first: its assignment file marks the epoch as used on the
+        // volume before anything slower (a reconcile of many resources) runs.
+        publishIfChanged();
         if (metadata.topics().declarative()) {
             try {
                 reconcileDeclarations();
@@ -473,6 +476,8 @@ public final class ControllerCore {
         });
         Set<String> kept = new HashSet<>();
         next.forEach(t -> kept.add(t.topicId()));
+        // An id back in the catalog (a resource restored with its status) is live again.
+        removedTopicIds.removeAll(kept);
         catalog.forEach(t -> {
             if (!kept.contains(t.topicId())) {
                 removedTopicIds.add(t.topicId());
@@ -505,6 +510,11 @@ public final class ControllerCore {
             return;
         }
         String json = Json.string(candidate);
+        // Computing the balance takes time: the step-down point may have passed meanwhile.
+        maybeStepDown();
+        if (!isLeader()) {
+            return;
+        }
         fenced(() -> {
             metadata.assignments().store(epoch, json);
             return null;

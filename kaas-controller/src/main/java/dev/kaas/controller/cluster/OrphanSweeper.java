@@ -2,7 +2,6 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.common.fs.AtomicFiles;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -63,7 +62,10 @@ final class OrphanSweeper {
             if (runtime.isLeader()) {
                 List<Path> listed = candidates();
                 Set<String> sweepable = runtime.submit(ControllerCore::sweepableTopicIds).get(60, TimeUnit.SECONDS);
-                Set<String> done = sweep(listed, sweepable);
+                // Each rename aside runs on the controller loop right after a fresh check: an id a
+                // catalog change made live again between the listing and the rename is left alone.
+                Set<String> done = sweep(listed, sweepable, (id, dir) -> runtime.submit(core ->
+                        core.isLeader() && core.sweepableTopicIds().contains(id) ? renameAside(dir) : null).get(60, TimeUnit.SECONDS));
                 runtime.execute(core -> core.swept(done));
             }
         } catch (Exception e) {
@@ -79,11 +81,27 @@ final class OrphanSweeper {
         return out;
     }
 
+    /** Renames a directory aside if its id is still sweepable; returns where, or null to leave it. */
+    @FunctionalInterface
+    interface Confirm {
+        Path renameAsideIfStillSweepable(String topicId, Path dir) throws Exception;
+    }
+
+    static Path renameAside(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return null;
+        }
+        Path aside = dir.resolveSibling(dir.getFileName() + ".deleted-" + java.util.UUID.randomUUID());
+        Files.move(dir, aside, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return aside;
+    }
+
     /**
-     * Removes, of {@code candidates}, the directories of {@code sweepable} ids and half-removed
-     * trees; returns the sweepable ids none of whose directories is left (no longer worth tracking).
+     * Removes, of {@code candidates}, the directories of {@code sweepable} ids (each renamed aside
+     * through {@code confirm}) and half-removed trees; returns the sweepable ids none of whose
+     * directories is left (no longer worth tracking).
      */
-    Set<String> sweep(List<Path> candidates, Set<String> sweepable) {
+    Set<String> sweep(List<Path> candidates, Set<String> sweepable, Confirm confirm) {
         Set<String> done = new HashSet<>(sweepable);
         for (Path dir : candidates) {
             String name = dir.getFileName().toString();
@@ -93,10 +111,16 @@ final class OrphanSweeper {
                 if (DELETED.matcher(name).matches()) {
                     AtomicFiles.removeRecursively(dir);
                 } else if (id != null && sweepable.contains(id)) {
-                    AtomicFiles.deleteTree(dir);
+                    Path aside = confirm.renameAsideIfStillSweepable(id, dir);
+                    if (aside == null) {
+                        done.remove(id);
+                        continue;
+                    }
+                    AtomicFiles.fsyncDirectory(dataDir);
+                    AtomicFiles.removeRecursively(aside);
                     LOG.infof("removed the directory of a deleted topic dir=%s topicId=%s", name, id);
                 }
-            } catch (IOException | UncheckedIOException e) {
+            } catch (Exception e) {
                 // A broker removing the same tree at the same moment; the next sweep finishes it.
                 done.remove(id);
                 LOG.debugf("could not remove %s: %s", dir, e.toString());

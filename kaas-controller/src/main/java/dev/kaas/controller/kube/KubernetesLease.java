@@ -39,6 +39,9 @@ final class KubernetesLease implements ControllerLease {
     private final EpochFloor epochFloor;
     private LeaderElectionRecord lastSeen;
     private long lastSeenChangedAtMs;
+    /** System.nanoTime() when the last successful acquisition or renewal began, and the step-down budget from then. */
+    private volatile long renewedAtNanos;
+    private volatile long stepDownAfterNanos = -1;
 
     /** The highest controller epoch anything on the volume was written under. */
     @FunctionalInterface
@@ -64,6 +67,7 @@ final class KubernetesLease implements ControllerLease {
      */
     @Override
     public synchronized LeaseRecord acquireOrRenew(String holder, long nowMs, long durationMs) throws IOException {
+        long startedNanos = System.nanoTime();
         LeaseLock lock = new LeaseLock(namespace, name, holder);
         long timeout = Math.max(300, Math.min(callTimeoutMs, durationMs / 3));
         try {
@@ -73,13 +77,14 @@ final class KubernetesLease implements ControllerLease {
             if (seen == null) {
                 // A Lease that is gone (deleted, etcd restored, a new namespace on an old volume) starts
                 // above every epoch the volume has seen: epochs never go back.
-                int first = (int) Math.max(1, epochFloor.highest() + 1);
+                int first = Math.toIntExact(Math.max(1, epochFloor.highest() + 1));
                 LeaderElectionRecord created = new LeaderElectionRecord(holder, duration, now, now, first);
                 calls.within(timeout, "creating the lease", () -> {
                     lock.create(client, created);
                     return null;
                 });
                 observe(created, nowMs);
+                renewed(startedNanos, durationMs);
                 return new LeaseRecord(holder, nowMs + durationMs, first);
             }
             observe(seen, nowMs);
@@ -91,9 +96,13 @@ final class KubernetesLease implements ControllerLease {
                 return new LeaseRecord(current, othersExpiry, seen.getLeaderTransitions());
             }
             // Our own record's renewTime is our own clock's: a lapse in our renewals makes a new epoch.
-            boolean mineAndLive = mine && nowMs < seen.getRenewTime().toInstant().toEpochMilli() + seen.getLeaseDuration().toMillis();
+            long floor = epochFloor.highest();
+            // Ours and live, and not below what the volume has seen (a Lease lowered under us by a
+            // restore or an edit is retaken above it, or this controller could never write).
+            boolean mineAndLive = mine && nowMs < seen.getRenewTime().toInstant().toEpochMilli() + seen.getLeaseDuration().toMillis()
+                    && seen.getLeaderTransitions() >= floor;
             int transitions = mineAndLive ? seen.getLeaderTransitions()
-                    : (int) Math.max(seen.getLeaderTransitions() + 1L, epochFloor.highest() + 1);
+                    : Math.toIntExact(Math.max(seen.getLeaderTransitions() + 1L, floor + 1));
             LeaderElectionRecord next = new LeaderElectionRecord(holder, duration, mineAndLive ? seen.getAcquireTime() : now,
                     now, transitions);
             calls.within(timeout, "renewing the lease", () -> {
@@ -101,6 +110,7 @@ final class KubernetesLease implements ControllerLease {
                 return null;
             });
             observe(next, nowMs);
+            renewed(startedNanos, durationMs);
             return new LeaseRecord(holder, nowMs + durationMs, transitions);
         } catch (KubernetesClientException e) {
             throw new IOException("lease " + namespace + "/" + name + ": " + e.getMessage(), e);
@@ -124,6 +134,21 @@ final class KubernetesLease implements ControllerLease {
         } catch (KubernetesClientException e) {
             throw new IOException("releasing lease " + namespace + "/" + name + ": " + e.getMessage(), e);
         }
+    }
+
+    private void renewed(long startedNanos, long durationMs) {
+        renewedAtNanos = startedNanos;
+        stepDownAfterNanos = durationMs * 2 / 3 * 1_000_000;
+    }
+
+    /**
+     * Whether this process's last renewal is recent enough to write: the core's step-down rule
+     * (two thirds of the lease after the renewal began), measured here too so that one long
+     * operation (a CreateTopics of thousands of topics, each several API calls) stops writing on
+     * time, not only at its next check in the core.
+     */
+    boolean writable() {
+        return stepDownAfterNanos >= 0 && System.nanoTime() - renewedAtNanos < stepDownAfterNanos;
     }
 
     private void observe(LeaderElectionRecord record, long nowMs) {

@@ -100,6 +100,10 @@ public final class KubernetesMetadata implements ClusterMetadata {
 
     /** Refuses a write unless the Lease, read now, is this process's under {@code leaseEpoch}. */
     void checkEpoch(long leaseEpoch, String what) throws IOException {
+        if (!lease.writable()) {
+            throw new LeaseFencedException("refused to write " + what + " under lease epoch " + leaseEpoch
+                    + ": the lease was last renewed more than two thirds of its duration ago");
+        }
         Lease current;
         try {
             current = calls.within(callTimeoutMs, "reading the lease", () -> client.leases().inNamespace(namespace).withName(leaseName).get());

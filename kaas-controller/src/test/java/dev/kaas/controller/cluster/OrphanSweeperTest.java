@@ -32,7 +32,8 @@ class OrphanSweeperTest {
         Files.createDirectories(data.resolve("__warmup-broker-1"));
         OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
-        Set<String> done = sweeper.sweep(sweeper.candidates(), Set.of(deleted, deletedWithDashes));
+        Set<String> done = sweeper.sweep(sweeper.candidates(), Set.of(deleted, deletedWithDashes),
+                (id, dir) -> OrphanSweeper.renameAside(dir));
 
         assertThat(done).containsExactlyInAnyOrder(deleted, deletedWithDashes);
         assertThat(orphan).doesNotExist();
@@ -51,8 +52,22 @@ class OrphanSweeperTest {
                 .resolve("0"));
         OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
-        sweeper.sweep(sweeper.candidates(), Set.of());
+        sweeper.sweep(sweeper.candidates(), Set.of(), (id, dir) -> OrphanSweeper.renameAside(dir));
 
         assertThat(half.getParent()).doesNotExist();
+    }
+
+    @Test
+    void anIdMadeLiveAgainAfterTheListingIsLeftAlone() throws Exception {
+        String id = Uuid.randomUuid().toString();
+        Path dir = topicDir("orders", id);
+        OrphanSweeper sweeper = new OrphanSweeper(data, null);
+        var listed = sweeper.candidates();
+
+        // Between the listing and the rename, the catalog took the id back: the loop's check says no.
+        Set<String> done = sweeper.sweep(listed, Set.of(id), (topicId, d) -> null);
+
+        assertThat(dir.resolve("0")).isDirectory();
+        assertThat(done).as("still tracked").doesNotContain(id);
     }
 }
