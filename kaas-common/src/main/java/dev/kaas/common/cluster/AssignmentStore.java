@@ -6,7 +6,8 @@ import java.util.Optional;
 
 /**
  * Where the published assignment is kept, so a successor controller starts from it. Standalone:
- * {@code __cluster/assignment.json}; Kubernetes: a ConfigMap. Only the lease holder writes.
+ * {@code __cluster/assignment.json}; Kubernetes: one file per controller epoch under
+ * {@code __cluster/assignments/} ({@link EpochAssignmentFiles}). Only the lease holder writes.
  */
 public interface AssignmentStore {
     Optional<Assignment> load() throws IOException;

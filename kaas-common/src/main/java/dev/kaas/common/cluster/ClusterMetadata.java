@@ -11,7 +11,9 @@ import java.io.IOException;
  * <p>Fencing: every write takes the lease epoch (the lease's {@code transitions} counter) under
  * which the caller believes it leads, and the binding refuses it with
  * {@link LeaseFencedException} if the lease has moved on since. Standalone compares it with the
- * lease file under the binding's lock; Kubernetes will make it part of the resource update.
+ * lease file under the binding's lock; Kubernetes reads the Lease fresh before each write and
+ * makes each store safe against a check that was overtaken (epoch-named assignment files,
+ * compare-and-set on producer ids; see src/docs/kubernetes.md).
  *
  * <p>Exclusivity of the store is the binding's business too: {@link #close()} gives it up.
  */

@@ -4,7 +4,7 @@ import java.io.IOException;
 
 /**
  * The election port. The standalone binding keeps the lease in a file; the Kubernetes binding
- * will implement it with a {@code coordination.k8s.io/v1 Lease}. Nothing above this interface
+ * implements it with a {@code coordination.k8s.io/v1 Lease}. Nothing above this interface
  * knows which one is bound.
  */
 public interface ControllerLease {
