@@ -99,6 +99,8 @@ public final class ControllerCore {
     /** Broker ids that registered during this term: the start-up grace no longer speaks for them. */
     private final Set<Integer> heardFrom = new HashSet<>();
     private final Map<String, Relinquish> relinquishing = new HashMap<>();
+    /** The last reconcile stopped at its time budget: another pass is due. */
+    private boolean reconcileUnfinished;
     /** Topic ids this controller deleted from the catalog: the only directories the orphan sweep may remove. */
     private final Set<String> removedTopicIds = new HashSet<>();
 
@@ -413,14 +415,25 @@ public final class ControllerCore {
      * was, and the next reconcile redoes the same (ids already recorded are kept).
      */
     public void reconcileDeclarations() throws IOException {
+        reconcileUnfinished = false;
         if (!isLeader() || !metadata.topics().declarative()) {
             return;
         }
         requireWritable();
+        long deadline = clock.getAsLong() + settings.leaseDurationMs() / 3;
         var declared = metadata.topics().declarations();
         TopicReconciler.Result result = TopicReconciler.reconcile(catalog, declared, settings.maxPartitions(),
                 settings.numPartitions(), () -> Uuid.randomUuid().toString());
         for (var verdict : result.verdicts()) {
+            if (clock.getAsLong() > deadline) {
+                // Thousands of new resources are thousands of status writes on this loop, which
+                // also renews the lease: stop, let the renewal run, and go on in the next pass
+                // (recorded verdicts are no-ops then; the catalog is stored once all are recorded).
+                reconcileUnfinished = true;
+                LOG.infof("topic declarations reconcile paused after %d ms to let the lease renew; continuing",
+                        settings.leaseDurationMs() / 3);
+                return;
+            }
             fenced(() -> {
                 metadata.topics().report(epoch, verdict);
                 return null;
@@ -430,6 +443,11 @@ public final class ControllerCore {
             LOG.infof("topic declarations reconciled: %d topics -> %d", catalog.size(), result.catalog().size());
             storeCatalog(result.catalog());
         }
+    }
+
+    /** Whether the last reconcile pass stopped at its time budget and another one is due. */
+    public boolean reconcileUnfinished() {
+        return reconcileUnfinished && isLeader();
     }
 
     /**

@@ -198,6 +198,10 @@ public class ControllerRuntime {
     private void publishLeadership() {
         writableUntilMs = core.writableUntilMs();
         leader = core.isLeader();
+        if (core.reconcileUnfinished()) {
+            // Queued behind whatever is due (a lease renewal first).
+            requestReconcile();
+        }
     }
 
     private static String defaultHolder() {

@@ -256,4 +256,33 @@ class KafkaTopicReconcileTest {
         assertThat(core.current().topicByName("keep")).isPresent();
         assertThat(core.current().topicByName("other")).isPresent();
     }
+
+    @Test
+    void aReconcileOfManyNewResourcesPausesForTheLeaseAndFinishesInLaterPasses() throws Exception {
+        for (int i = 0; i < 30; i++) {
+            apply("bulk-" + i, null, 1, null);
+        }
+        // A clock that moves 50 ms per request the API server answers: the pass's budget (a third of
+        // the 6 s lease) runs out after about 20 status writes (a lease read and a status write each).
+        long base = clock.get();
+        metadata.lease().release("c1");
+        ControllerCore slow = new ControllerCore(metadata, () -> base + 50L * kube.server.getRequestCount(),
+                new ControllerCore.Settings("c-slow", 6000, 9000, 0, 1, 1000, 32));
+
+        slow.maintainLease();
+        boolean pausedOnce = slow.reconcileUnfinished();
+        int passes = 0;
+        while (slow.reconcileUnfinished() && passes++ < 50) {
+            slow.maintainLease();
+            slow.reconcileDeclarations();
+        }
+
+        assertThat(pausedOnce).as("the first pass stopped at its budget").isTrue();
+        assertThat(slow.isLeader()).isTrue();
+        assertThat(slow.reconcileUnfinished()).isFalse();
+        assertThat(slow.current().topics()).hasSize(30);
+        assertThat(user.resources(KafkaTopic.class).inNamespace("kaas").list().getItems())
+                .allSatisfy(t -> assertThat(ready(t).getStatus()).isEqualTo("True"))
+                .extracting(t -> t.getStatus().getTopicId()).doesNotHaveDuplicates();
+    }
 }
