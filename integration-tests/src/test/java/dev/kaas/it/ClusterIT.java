@@ -88,7 +88,7 @@ class ClusterIT {
 
             List<Long> takeovers = new ArrayList<>();
             try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "orders", 12, 600)) {
-                awaitAcks(load, 500);
+                ClusterITAcks.await(load, 500);
                 for (int victim : new int[] {2, 3}) {
                     Map<Integer, Integer> before = leaders(admin, "orders");
                     Set<Integer> moved = ledBy(before, victim);
@@ -100,7 +100,7 @@ class ClusterIT {
                             victim, moved.size(), ms);
                     cluster.startBroker(victim);
                     awaitLeaders(admin, "orders", l -> ledBy(l, victim).size() == 4 && !l.containsValue(-1));
-                    awaitAcks(load, load.acked() + 500);
+                    ClusterITAcks.await(load, load.acked() + 500);
                 }
                 load.stop();
                 load.verify(cluster.clientProps());
@@ -117,19 +117,19 @@ class ClusterIT {
             admin.createTopics(List.of(new NewTopic("events", 12, (short) 1))).all().get(30, TimeUnit.SECONDS);
             assertThat(spread(awaitLeaders(admin, "events", l -> !l.containsValue(-1)))).containsEntry(1, 6L).containsEntry(2, 6L);
             try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "events", 12, 600)) {
-                awaitAcks(load, 500);
+                ClusterITAcks.await(load, 500);
 
                 // Join: broker 3 gets its fair share by handoffs, while the producer keeps going.
                 cluster.startBroker(3);
                 Map<Integer, Integer> joined = awaitLeaders(admin, "events", l -> ledBy(l, 3).size() == 4 && !l.containsValue(-1));
                 assertThat(spread(joined).values()).containsOnly(4L);
-                awaitAcks(load, load.acked() + 500);
+                ClusterITAcks.await(load, load.acked() + 500);
 
                 // Controlled shutdown: broker 1 hands everything off before it exits.
                 cluster.stopBroker(1);
                 Map<Integer, Integer> after = awaitLeaders(admin, "events", l -> ledBy(l, 1).isEmpty() && !l.containsValue(-1));
                 assertThat(spread(after).values()).containsOnly(6L);
-                awaitAcks(load, load.acked() + 500);
+                ClusterITAcks.await(load, load.acked() + 500);
                 assertThat(Files.readString(cluster.brokerLog(1))).as("broker 1 closed its partitions on SIGTERM")
                         .contains("controlled shutdown: closed");
                 load.stop();
@@ -225,7 +225,7 @@ class ClusterIT {
             awaitLeaders(admin, "before", l -> !l.containsValue(-1));
             assertThat(cluster.controllerReady(2)).as("the second controller is a standby").isFalse();
             try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "before", 4, 300)) {
-                awaitAcks(load, 200);
+                ClusterITAcks.await(load, 200);
                 cluster.killController(1);
                 long t0 = System.nanoTime();
                 long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
@@ -236,7 +236,7 @@ class ClusterIT {
                 System.out.printf("standby controller leads %d ms after kill -9 of the leader (lease 5 s)%n", ms);
                 assertThat(cluster.controllerReady(2)).isTrue();
                 assertThat(ms).as("renew deadline (lease 5 s) + a few seconds").isLessThan(10_000);
-                awaitAcks(load, load.acked() + 200);
+                ClusterITAcks.await(load, load.acked() + 200);
 
                 admin.createTopics(List.of(new NewTopic("after", 2, (short) 1))).all().get(60, TimeUnit.SECONDS);
                 awaitLeaders(admin, "after", l -> !l.containsValue(-1));
@@ -284,10 +284,6 @@ class ClusterIT {
             long left = Files.readAllLines(cluster.brokerLog(1)).stream().filter(l -> l.contains("trying the next controller")).count();
             assertThat(left).as("broker 1 gave up on a silent controller").isBetween(1L, 3L);
         }
-    }
-
-    private static void awaitAcks(ProduceLoad load, long atLeast) throws InterruptedException {
-        ClusterITAcks.await(load, atLeast);
     }
 
     /** The last {@code lines} lines of a log, for a failure message: the test's directory is gone after it. */

@@ -76,13 +76,27 @@ public final class AtomicFiles {
      * mistaken for live data under its old name.
      */
     public static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
+        Path aside = renameAside(dir);
+        if (aside == null) {
             return;
+        }
+        fsyncDirectory(dir.getParent());
+        removeRecursively(aside);
+    }
+
+    /**
+     * The first step of {@link #deleteTree}: renames {@code dir} to {@code <name>.deleted-<uuid>}
+     * beside it (not yet durable), for a caller that must take that step under its own check.
+     *
+     * @return the new name, null if {@code dir} does not exist
+     */
+    public static Path renameAside(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return null;
         }
         Path aside = dir.resolveSibling(dir.getFileName() + ".deleted-" + UUID.randomUUID());
         Files.move(dir, aside, StandardCopyOption.ATOMIC_MOVE);
-        fsyncDirectory(dir.getParent());
-        removeRecursively(aside);
+        return aside;
     }
 
     public static void removeRecursively(Path root) throws IOException {

@@ -65,7 +65,7 @@ final class OrphanSweeper {
                 // Each rename aside runs on the controller loop right after a fresh check: an id a
                 // catalog change made live again between the listing and the rename is left alone.
                 Set<String> done = sweep(listed, sweepable, (id, dir) -> runtime.submit(core ->
-                        core.isLeader() && core.sweepableTopicIds().contains(id) ? renameAside(dir) : null).get(60, TimeUnit.SECONDS));
+                        core.isLeader() && core.sweepableTopicIds().contains(id) ? AtomicFiles.renameAside(dir) : null).get(60, TimeUnit.SECONDS));
                 runtime.execute(core -> core.swept(done));
             }
         } catch (Exception e) {
@@ -85,15 +85,6 @@ final class OrphanSweeper {
     @FunctionalInterface
     interface Confirm {
         Path renameAsideIfStillSweepable(String topicId, Path dir) throws Exception;
-    }
-
-    static Path renameAside(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return null;
-        }
-        Path aside = dir.resolveSibling(dir.getFileName() + ".deleted-" + java.util.UUID.randomUUID());
-        Files.move(dir, aside, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return aside;
     }
 
     /**

@@ -42,6 +42,8 @@ final class KubernetesLease implements ControllerLease {
     /** System.nanoTime() when the last successful acquisition or renewal began, and the step-down budget from then. */
     private volatile long renewedAtNanos;
     private volatile long stepDownAfterNanos = -1;
+    /** The holder identity of the last successful acquisition or renewal: the one writes are fenced for. */
+    private volatile String holder;
 
     /** The highest controller epoch anything on the volume was written under. */
     @FunctionalInterface
@@ -84,7 +86,7 @@ final class KubernetesLease implements ControllerLease {
                     return null;
                 });
                 observe(created, nowMs);
-                renewed(startedNanos, durationMs);
+                renewed(holder, startedNanos, durationMs);
                 return new LeaseRecord(holder, nowMs + durationMs, first);
             }
             observe(seen, nowMs);
@@ -110,7 +112,7 @@ final class KubernetesLease implements ControllerLease {
                 return null;
             });
             observe(next, nowMs);
-            renewed(startedNanos, durationMs);
+            renewed(holder, startedNanos, durationMs);
             return new LeaseRecord(holder, nowMs + durationMs, transitions);
         } catch (KubernetesClientException e) {
             throw new IOException("lease " + namespace + "/" + name + ": " + e.getMessage(), e);
@@ -136,7 +138,8 @@ final class KubernetesLease implements ControllerLease {
         }
     }
 
-    private void renewed(long startedNanos, long durationMs) {
+    private void renewed(String who, long startedNanos, long durationMs) {
+        holder = who;
         renewedAtNanos = startedNanos;
         stepDownAfterNanos = durationMs * 2 / 3 * 1_000_000;
     }
@@ -147,6 +150,10 @@ final class KubernetesLease implements ControllerLease {
      * operation (a CreateTopics of thousands of topics, each several API calls) stops writing on
      * time, not only at its next check in the core.
      */
+    String holder() {
+        return holder;
+    }
+
     boolean writable() {
         return stepDownAfterNanos >= 0 && System.nanoTime() - renewedAtNanos < stepDownAfterNanos;
     }

@@ -5,7 +5,6 @@ import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.ControllerLease;
 import dev.kaas.common.cluster.EpochAssignmentFiles;
 import dev.kaas.common.cluster.LeaseFencedException;
-import dev.kaas.common.cluster.LeaseRecord;
 import dev.kaas.common.cluster.ProducerIdStore;
 import dev.kaas.common.cluster.TopicCatalog;
 import dev.kaas.common.fs.AtomicFiles;
@@ -61,7 +60,6 @@ public final class KubernetesMetadata implements ClusterMetadata {
     private final KafkaTopicStore topics;
     private final BoundedCalls calls = new BoundedCalls();
     private final long callTimeoutMs;
-    private volatile String holder;
 
     /** @param callTimeoutMs the longest any one Kubernetes API call may hold the caller (lease calls: at most a third of the lease) */
     public KubernetesMetadata(KubernetesClient client, String namespace, String leaseName, Path dataDir, Disk disk,
@@ -78,24 +76,9 @@ public final class KubernetesMetadata implements ClusterMetadata {
         this.topics = new KafkaTopicStore(client, namespace, this::checkEpoch, calls, callTimeoutMs);
     }
 
-    public String namespace() {
-        return namespace;
-    }
-
     @Override
     public ControllerLease lease() {
-        return new ControllerLease() {
-            @Override
-            public LeaseRecord acquireOrRenew(String who, long nowMs, long durationMs) throws IOException {
-                holder = who;
-                return lease.acquireOrRenew(who, nowMs, durationMs);
-            }
-
-            @Override
-            public void release(String who) throws IOException {
-                lease.release(who);
-            }
-        };
+        return lease;
     }
 
     /** Refuses a write unless the Lease, read now, is this process's under {@code leaseEpoch}. */
@@ -112,7 +95,7 @@ public final class KubernetesMetadata implements ClusterMetadata {
         }
         String h = current == null || current.getSpec() == null ? null : current.getSpec().getHolderIdentity();
         Integer transitions = current == null || current.getSpec() == null ? null : current.getSpec().getLeaseTransitions();
-        if (h == null || !h.equals(holder) || transitions == null || transitions != leaseEpoch) {
+        if (h == null || !h.equals(lease.holder()) || transitions == null || transitions != leaseEpoch) {
             throw new LeaseFencedException("refused to write " + what + " under lease epoch " + leaseEpoch
                     + ": the lease is now epoch " + transitions + " held by " + h);
         }

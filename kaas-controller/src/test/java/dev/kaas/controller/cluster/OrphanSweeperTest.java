@@ -33,7 +33,7 @@ class OrphanSweeperTest {
         OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
         Set<String> done = sweeper.sweep(sweeper.candidates(), Set.of(deleted, deletedWithDashes),
-                (id, dir) -> OrphanSweeper.renameAside(dir));
+                (id, dir) -> dev.kaas.common.fs.AtomicFiles.renameAside(dir));
 
         assertThat(done).containsExactlyInAnyOrder(deleted, deletedWithDashes);
         assertThat(orphan).doesNotExist();
@@ -52,7 +52,7 @@ class OrphanSweeperTest {
                 .resolve("0"));
         OrphanSweeper sweeper = new OrphanSweeper(data, null);
 
-        sweeper.sweep(sweeper.candidates(), Set.of(), (id, dir) -> OrphanSweeper.renameAside(dir));
+        sweeper.sweep(sweeper.candidates(), Set.of(), (id, dir) -> dev.kaas.common.fs.AtomicFiles.renameAside(dir));
 
         assertThat(half.getParent()).doesNotExist();
     }
