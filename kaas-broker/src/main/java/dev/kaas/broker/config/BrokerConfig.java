@@ -15,6 +15,27 @@ public interface BrokerConfig {
 
     Group group();
 
+    Transaction transaction();
+
+    /** The transaction coordinator's settings, Apache's keys and defaults. */
+    interface Transaction {
+        /** Apache {@code transaction.max.timeout.ms}: InitProducerId with a longer {@code transaction.timeout.ms} gets INVALID_TRANSACTION_TIMEOUT. */
+        @WithDefault("15m")
+        Duration maxTimeout();
+
+        /** Apache {@code transactional.id.expiration.ms}: a transactional id idle this long (no transaction open) is forgotten. */
+        @WithDefault("7d")
+        Duration idExpiration();
+
+        /** Apache {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}: how often open transactions are checked against their timeout. */
+        @WithDefault("10s")
+        Duration abortTimedOutInterval();
+
+        /** Apache {@code transaction.remove.expired.transaction.cleanup.interval.ms}. */
+        @WithDefault("1h")
+        Duration removeExpiredInterval();
+    }
+
     /** The group coordinator's settings, Apache's keys and defaults. */
     interface Group {
         /** Apache {@code group.min.session.timeout.ms}. */

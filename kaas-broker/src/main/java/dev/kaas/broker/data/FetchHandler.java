@@ -210,7 +210,10 @@ public class FetchHandler implements ApiHandler {
                     PartitionLog log = replica.log();
                     Errors epochError = LeaderEpochs.check(fp.currentLeaderEpoch(), log.leaderEpoch());
                     long hw = log.highWatermark();
-                    pd.setHighWatermark(hw).setLastStableOffset(hw).setLogStartOffset(log.logStartOffset());
+                    long lso = Math.min(log.lastStableOffset(), hw);
+                    // READ_COMMITTED stops at the last stable offset, as Apache's fetchIsolation does.
+                    long upTo = readCommitted ? lso : hw;
+                    pd.setHighWatermark(hw).setLastStableOffset(lso).setLogStartOffset(log.logStartOffset());
                     if (epochError != Errors.NONE) {
                         pd.setErrorCode(epochError.code());
                         error = true;
@@ -229,10 +232,10 @@ public class FetchHandler implements ApiHandler {
                             records = MemoryRecords.EMPTY;
                         } else if (version >= 4) {
                             // Clients of v4+ read the stored v2 batches as they are: send them from the file.
-                            records = log.readSlice(fp.fetchOffset(), limit, total == 0, hw);
+                            records = log.readSlice(fp.fetchOffset(), limit, total == 0, upTo);
                         } else {
                             byte magic = MessageFormats.magicForFetchVersion(version);
-                            records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, hw), magic, fp.fetchOffset());
+                            records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic, fp.fetchOffset());
                         }
                     } catch (Exception e) {
                         // As Apache: a partition whose read fails answers alone, the others are still served.
@@ -241,6 +244,12 @@ public class FetchHandler implements ApiHandler {
                         continue;
                     }
                     pd.setErrorCode(Errors.NONE.code()).setRecords(records);
+                    if (readCommitted && records.sizeInBytes() > 0) {
+                        for (PartitionLog.AbortedTransaction t : log.abortedTransactions(fp.fetchOffset(), upTo)) {
+                            pd.abortedTransactions().add(new FetchResponseData.AbortedTransaction()
+                                    .setProducerId(t.producerId()).setFirstOffset(t.firstOffset()));
+                        }
+                    }
                     total += records.sizeInBytes();
                 }
             }

@@ -44,20 +44,22 @@ public class ListOffsetsHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ListOffsetsRequestData data = ((ListOffsetsRequest) request).data();
         short version = ctx.apiVersion();
+        boolean readCommitted = data.isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED.id();
         return CompletableFuture.supplyAsync(() -> {
             ListOffsetsResponseData resp = new ListOffsetsResponseData().setThrottleTimeMs(0);
             for (ListOffsetsRequestData.ListOffsetsTopic t : data.topics()) {
                 ListOffsetsTopicResponse tr = new ListOffsetsTopicResponse().setName(t.name());
                 resp.topics().add(tr);
                 for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
-                    tr.partitions().add(lookup(new TopicPartition(t.name(), p.partitionIndex()), p, version));
+                    tr.partitions().add(lookup(new TopicPartition(t.name(), p.partitionIndex()), p, version, readCommitted));
                 }
             }
             return resp;
         }, partitions.storage());
     }
 
-    private ListOffsetsPartitionResponse lookup(TopicPartition tp, ListOffsetsRequestData.ListOffsetsPartition p, short version) {
+    private ListOffsetsPartitionResponse lookup(TopicPartition tp, ListOffsetsRequestData.ListOffsetsPartition p, short version,
+                                                boolean readCommitted) {
         ListOffsetsPartitionResponse out = new ListOffsetsPartitionResponse().setPartitionIndex(tp.partition())
                 .setTimestamp(-1).setOffset(-1).setLeaderEpoch(-1);
         Replica replica = partitions.get(tp);
@@ -73,7 +75,8 @@ public class ListOffsetsHandler implements ApiHandler {
         if (epochError != Errors.NONE) {
             return out.setErrorCode(epochError.code());
         }
-        long hw = log.highWatermark();
+        // As Apache: READ_COMMITTED answers and searches below the last stable offset.
+        long hw = readCommitted ? Math.min(log.lastStableOffset(), log.highWatermark()) : log.highWatermark();
         PartitionLog.TimestampAndOffset found;
         try {
             found = find(log, p.timestamp(), hw);

@@ -41,6 +41,7 @@ final class ClassicGroup {
     private final TreeMap<TopicPartition, CommittedOffset> offsets = new TreeMap<>(
             (a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
     private int numAwaitingJoin;
+    private final Map<Long, GroupStore.PendingTxnOffsets> pendingTxn = new HashMap<>();
 
     ClassicGroup(String groupId, GroupState state, long now) {
         this.groupId = groupId;
@@ -49,10 +50,12 @@ final class ClassicGroup {
     }
 
     /** A group as loaded from its offsets file: Empty, with the protocol type and offsets it was saved with. */
-    static ClassicGroup loaded(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets, long now) {
+    static ClassicGroup loaded(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets,
+                               Map<Long, GroupStore.PendingTxnOffsets> pending, long now) {
         ClassicGroup g = new ClassicGroup(groupId, GroupState.EMPTY, now);
         g.protocolType = protocolType;
         g.offsets.putAll(offsets);
+        g.pendingTxn.putAll(pending);
         return g;
     }
 
@@ -151,6 +154,24 @@ final class ClassicGroup {
 
     void retainOffsets(Set<TopicPartition> keep) {
         offsets.keySet().retainAll(keep);
+    }
+
+    /** Transactional offsets awaiting their transaction's marker, per producer id (read-only). */
+    Map<Long, GroupStore.PendingTxnOffsets> pendingTxnOffsets() {
+        return Collections.unmodifiableMap(pendingTxn);
+    }
+
+    void putPendingTxnOffsets(long producerId, GroupStore.PendingTxnOffsets pending) {
+        pendingTxn.put(producerId, pending);
+    }
+
+    void removePendingTxnOffsets(long producerId) {
+        pendingTxn.remove(producerId);
+    }
+
+    /** Apache's {@code hasPendingOffsetCommitsForTopicPartition}: OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT. */
+    boolean hasPendingOffsets(TopicPartition tp) {
+        return pendingTxn.values().stream().anyMatch(p -> p.offsets().containsKey(tp));
     }
 
     GroupState state() {

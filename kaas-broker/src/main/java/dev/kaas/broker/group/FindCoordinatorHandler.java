@@ -23,10 +23,9 @@ import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorRequest.CoordinatorType;
 
 /**
- * FindCoordinator (v0–v4, batched keys from v4): a group's coordinator is the owner of slot
- * {@code abs(hash(id)) % 50} in the applied assignment, reported with the endpoint of the
- * listener the request came in on. Transaction coordinators are a later issue: those keys get
- * COORDINATOR_NOT_AVAILABLE, which clients retry.
+ * FindCoordinator (v0–v4, batched keys from v4): a group's or transactional id's coordinator is
+ * the owner of its group or transaction slot {@code abs(hash(id)) % 50} in the applied
+ * assignment, reported with the endpoint of the listener the request came in on.
  */
 @ApplicationScoped
 public class FindCoordinatorHandler implements ApiHandler {
@@ -65,12 +64,13 @@ public class FindCoordinatorHandler implements ApiHandler {
         } catch (IllegalArgumentException e) {
             return c.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Unknown coordinator type " + keyType);
         }
-        if (type != CoordinatorType.GROUP) {
-            return c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("kaas does not coordinate transactions yet");
+        if (type == CoordinatorType.TRANSACTION && (key == null || key.isEmpty())) {
+            return c.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Transactional id must not be empty");
         }
         Assignment a = view.assignment();
         int slot = Slots.slotFor(key == null ? "" : key);
-        SlotAssignment owner = a.groupSlots().stream().filter(s -> s.slot() == slot).findFirst().orElse(null);
+        List<SlotAssignment> slots = type == CoordinatorType.GROUP ? a.groupSlots() : a.txnSlots();
+        SlotAssignment owner = slots.stream().filter(s -> s.slot() == slot).findFirst().orElse(null);
         BrokerInfo broker = owner == null ? null : a.broker(owner.broker()).orElse(null);
         EndpointInfo endpoint = broker == null ? null : endpoint(broker.endpoints(), listener);
         if (endpoint == null) {

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotCoordinatorException;
+import dev.kaas.broker.group.GroupStore.PendingTxnOffsets;
 import org.jboss.logging.Logger;
 
 /**
@@ -24,7 +25,8 @@ import org.jboss.logging.Logger;
  * __cluster/groups/slot-NN/fences/{epoch:08x}            {"epoch":e,"owner":b}, one per epoch, written first on
  *                                                         takeover; the highest holds the slot (EpochFence)
  * __cluster/groups/slot-NN/fence                         the same holder in the form older kaas versions read
- * __cluster/groups/slot-NN/{encodedGroupId}.{epoch:08x}.json   {"groupId":…,"protocolType":…,"offsets":[…]}
+ * __cluster/groups/slot-NN/{encodedGroupId}.{epoch:08x}.json   {"groupId":…,"protocolType":…,"offsets":[…],
+ *                                                         "pending":[{"producerId":…,"producerEpoch":…,"offsets":[…]}]}
  * </pre>
  *
  * <p>Group ids are encoded by {@link IdFileNames} (any string, never a path). A write names the
@@ -41,7 +43,11 @@ public final class GroupFiles implements GroupStore {
     record OffsetRow(String topic, int partition, long offset, int leaderEpoch, String metadata, long commitTimestamp, long expireTimestamp) {
     }
 
-    record GroupFile(String groupId, String protocolType, List<OffsetRow> offsets) {
+    /** Transactional offsets of one producer awaiting the marker; absent in files older than transactions. */
+    record PendingRow(long producerId, short producerEpoch, List<OffsetRow> offsets) {
+    }
+
+    record GroupFile(String groupId, String protocolType, List<OffsetRow> offsets, List<PendingRow> pending) {
     }
 
     private final Path dir;
@@ -104,23 +110,38 @@ public final class GroupFiles implements GroupStore {
                 LOG.warnf("ignoring group file whose id does not match its name file=%s", e.getValue());
                 continue;
             }
-            Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>();
-            for (OffsetRow r : f.offsets()) {
-                offsets.put(new TopicPartition(r.topic(), r.partition()),
-                        new CommittedOffset(r.offset(), r.leaderEpoch(), r.metadata(), r.commitTimestamp(), r.expireTimestamp()));
+            Map<Long, PendingTxnOffsets> pending = new HashMap<>();
+            for (PendingRow p : f.pending() == null ? List.<PendingRow>of() : f.pending()) {
+                pending.put(p.producerId(), new PendingTxnOffsets(p.producerEpoch(), offsets(p.offsets())));
             }
-            out.put(f.groupId(), new StoredGroup(f.groupId(), f.protocolType(), offsets));
+            out.put(f.groupId(), new StoredGroup(f.groupId(), f.protocolType(), offsets(f.offsets()), pending));
         }
         return out;
     }
 
+    private static Map<TopicPartition, CommittedOffset> offsets(List<OffsetRow> rows) {
+        Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>();
+        for (OffsetRow r : rows == null ? List.<OffsetRow>of() : rows) {
+            offsets.put(new TopicPartition(r.topic(), r.partition()),
+                    new CommittedOffset(r.offset(), r.leaderEpoch(), r.metadata(), r.commitTimestamp(), r.expireTimestamp()));
+        }
+        return offsets;
+    }
+
+    private static List<OffsetRow> rows(Map<TopicPartition, CommittedOffset> offsets) {
+        List<OffsetRow> rows = new ArrayList<>();
+        offsets.forEach((tp, o) -> rows.add(new OffsetRow(tp.topic(), tp.partition(), o.offset(), o.leaderEpoch(),
+                o.metadata(), o.commitTimestamp(), o.expireTimestamp())));
+        return rows;
+    }
+
     @Override
     public void save(StoredGroup group) throws IOException {
-        List<OffsetRow> rows = new ArrayList<>();
-        group.offsets().forEach((tp, o) -> rows.add(new OffsetRow(tp.topic(), tp.partition(), o.offset(), o.leaderEpoch(),
-                o.metadata(), o.commitTimestamp(), o.expireTimestamp())));
+        List<PendingRow> pending = new ArrayList<>();
+        group.pending().forEach((pid, p) -> pending.add(new PendingRow(pid, p.producerEpoch(), rows(p.offsets()))));
         String name = IdFileNames.encode(group.groupId());
-        AtomicFiles.write(disk, dir.resolve(String.format("%s.%08x.json", name, epoch)), Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows)));
+        AtomicFiles.write(disk, dir.resolve(String.format("%s.%08x.json", name, epoch)),
+                Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows(group.offsets()), pending)));
         checkFence();
         removeOlder(name, epoch - 1);
     }

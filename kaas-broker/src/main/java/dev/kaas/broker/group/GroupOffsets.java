@@ -57,6 +57,8 @@ final class GroupOffsets {
     private final GroupStore store;
     private final Predicate<TopicPartition> partitionExists;
     private final Membership membership;
+    /** Highest producer epoch this slot saw per producer id (commits and markers): older TxnOffsetCommits are a zombie's. */
+    private final Map<Long, Short> producerEpochs = new java.util.HashMap<>();
 
     GroupOffsets(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
                  Predicate<TopicPartition> partitionExists, Membership membership) {
@@ -73,7 +75,7 @@ final class GroupOffsets {
     void load() throws IOException {
         long now = clock.getAsLong();
         for (GroupStore.StoredGroup g : store.loadAll().values()) {
-            membership.add(ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), now));
+            membership.add(ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), g.pending(), now));
         }
         scheduleExpiry();
     }
@@ -134,7 +136,7 @@ final class GroupOffsets {
             Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
             next.putAll(accepted);
             try {
-                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next));
+                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next, group.pendingTxnOffsets()));
             } catch (NotCoordinatorException e) {
                 accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
                 return result;
@@ -233,11 +235,151 @@ final class GroupOffsets {
     }
 
     private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets) throws IOException {
-        if (offsets.isEmpty()) {
+        saveOrDelete(group, offsets, group.pendingTxnOffsets());
+    }
+
+    private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets,
+                              Map<Long, GroupStore.PendingTxnOffsets> pending) throws IOException {
+        if (offsets.isEmpty() && pending.isEmpty()) {
             store.delete(group.groupId());
         } else {
-            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets));
+            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets, pending));
         }
+    }
+
+    /**
+     * TxnOffsetCommit (KIP-98, KIP-447), as Apache 3.7's old coordinator: the group is created
+     * Empty if unknown; generation -1 with no member is accepted for producer-only clients;
+     * otherwise the member (or static instance) must be current and the generation match. The
+     * offsets are pending, durable with the group, and become committed only when the
+     * transaction's COMMIT marker arrives ({@link #completeTxn}). An epoch older than one this
+     * slot saw for the producer is a zombie's: INVALID_PRODUCER_EPOCH.
+     */
+    public Map<TopicPartition, Errors> txnCommit(String groupId, String memberId, String groupInstanceId, int generationId,
+                                                 long producerId, short producerEpoch, List<GroupShard.OffsetToCommit> offsets)
+            throws IOException {
+        Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+        Errors groupError = null;
+        if (membership.closed()) {
+            groupError = Errors.NOT_COORDINATOR;
+        } else if (groupId == null || groupId.isEmpty()) {
+            groupError = Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = groupError == null ? membership.group(groupId) : null;
+        boolean created = false;
+        if (groupError == null && group == null) {
+            group = new ClassicGroup(groupId, GroupState.EMPTY, clock.getAsLong());
+            created = true;
+        }
+        if (groupError == null) {
+            groupError = validateTxnOffsetCommit(group, generationId, memberId, groupInstanceId);
+        }
+        if (groupError == null) {
+            GroupStore.PendingTxnOffsets mine = group.pendingTxnOffsets().get(producerId);
+            Short seen = producerEpochs.get(producerId);
+            if ((mine != null && mine.producerEpoch() > producerEpoch) || (seen != null && seen > producerEpoch)) {
+                groupError = Errors.INVALID_PRODUCER_EPOCH;
+            }
+        }
+        if (groupError != null) {
+            for (GroupShard.OffsetToCommit o : offsets) {
+                result.put(o.tp(), groupError);
+            }
+            return result;
+        }
+        long now = clock.getAsLong();
+        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
+        for (GroupShard.OffsetToCommit o : offsets) {
+            if (!partitionExists.test(o.tp())) {
+                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
+                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
+            } else {
+                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, -1));
+                result.put(o.tp(), Errors.NONE);
+            }
+        }
+        if (accepted.isEmpty()) {
+            return result;
+        }
+        GroupStore.PendingTxnOffsets before = group.pendingTxnOffsets().get(producerId);
+        Map<TopicPartition, CommittedOffset> merged = new LinkedHashMap<>(before == null || before.producerEpoch() != producerEpoch
+                ? Map.of() : before.offsets());
+        merged.putAll(accepted);
+        GroupStore.PendingTxnOffsets next = new GroupStore.PendingTxnOffsets(producerEpoch, merged);
+        Map<Long, GroupStore.PendingTxnOffsets> pending = new java.util.HashMap<>(group.pendingTxnOffsets());
+        pending.put(producerId, next);
+        try {
+            store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), group.offsets(), pending));
+        } catch (NotCoordinatorException e) {
+            accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
+            return result;
+        }
+        group.putPendingTxnOffsets(producerId, next);
+        producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
+        if (created) {
+            membership.add(group);
+        }
+        return result;
+    }
+
+    private Errors validateTxnOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
+        if (group.is(GroupState.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (generationId < 0 && group.is(GroupState.EMPTY)) {
+            return null;
+        }
+        if (generationId >= 0 || !GroupShard.UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
+            Errors e = membership.validateCurrentMember(group, memberId, groupInstanceId);
+            if (e != null) {
+                return e;
+            }
+            return generationId != group.generationId() ? Errors.ILLEGAL_GENERATION : null;
+        }
+        // Unlike OffsetCommit: producer-only clients (no member, generation -1) may commit into a live group.
+        return null;
+    }
+
+    /**
+     * A transaction's marker reached this slot: the producer's pending offsets in every group
+     * become committed (COMMIT) or are dropped (ABORT), each group saved before it changes. A
+     * marker of an older epoch than the pending offsets' is a deposed coordinator's and changes nothing.
+     */
+    public void completeTxn(long producerId, short producerEpoch, boolean commit) throws IOException {
+        producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
+        for (ClassicGroup group : membership.groups()) {
+            GroupStore.PendingTxnOffsets p = group.pendingTxnOffsets().get(producerId);
+            if (p == null) {
+                continue;
+            }
+            if (p.producerEpoch() > producerEpoch) {
+                throw new org.apache.kafka.common.errors.InvalidProducerEpochException("marker epoch " + producerEpoch
+                        + " is older than the pending offsets' " + p.producerEpoch() + " for producer " + producerId);
+            }
+            Map<TopicPartition, CommittedOffset> offsets = new LinkedHashMap<>(group.offsets());
+            if (commit) {
+                offsets.putAll(p.offsets());
+            }
+            Map<Long, GroupStore.PendingTxnOffsets> pending = new java.util.HashMap<>(group.pendingTxnOffsets());
+            pending.remove(producerId);
+            saveOrDelete(group, offsets, pending);
+            if (commit) {
+                group.putOffsets(p.offsets());
+            }
+            group.removePendingTxnOffsets(producerId);
+            membership.maybeDropEmpty(group);
+        }
+    }
+
+    /** OffsetFetch with require_stable: the partitions of {@code groupId} with transactional offsets still pending. */
+    public Set<TopicPartition> unstable(String groupId) {
+        ClassicGroup group = membership.group(groupId);
+        Set<TopicPartition> out = new java.util.HashSet<>();
+        if (group != null) {
+            group.pendingTxnOffsets().values().forEach(p -> out.addAll(p.offsets().keySet()));
+        }
+        return out;
     }
 
     /**

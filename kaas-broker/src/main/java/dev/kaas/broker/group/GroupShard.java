@@ -105,7 +105,7 @@ public final class GroupShard {
         } else {
             joinCurrentMember(group, req, ctx, protocols, reason, callback);
         }
-        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
+        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty() && group.pendingTxnOffsets().isEmpty()) {
             groups.remove(groupId);
         }
     }
@@ -618,6 +618,22 @@ public final class GroupShard {
         return offsets.deleteOffsets(groupId, partitions);
     }
 
+    /** TxnOffsetCommit; see {@link GroupOffsets#txnCommit}. */
+    public Map<TopicPartition, Errors> txnCommit(String groupId, String memberId, String groupInstanceId, int generationId,
+                                                 long producerId, short producerEpoch, List<OffsetToCommit> offsets) throws IOException {
+        return this.offsets.txnCommit(groupId, memberId, groupInstanceId, generationId, producerId, producerEpoch, offsets);
+    }
+
+    /** A transaction marker for this slot; see {@link GroupOffsets#completeTxn}. */
+    public void completeTxn(long producerId, short producerEpoch, boolean commit) throws IOException {
+        offsets.completeTxn(producerId, producerEpoch, commit);
+    }
+
+    /** Partitions with pending transactional offsets (require_stable); see {@link GroupOffsets#unstable}. */
+    public Set<TopicPartition> unstable(String groupId) {
+        return offsets.unstable(groupId);
+    }
+
     /** Offset expiry (offsets.retention.minutes); see {@link GroupOffsets#expireOffsets()}. */
     public void expireOffsets() throws IOException {
         offsets.expireOffsets();
@@ -630,7 +646,7 @@ public final class GroupShard {
 
     /** Apache's {@code cleanupGroupMetadata}: run by the periodic offsets expiry and on topic deletion, not on leaving. */
     private void maybeDropEmpty(ClassicGroup group) {
-        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty()) {
+        if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty() && group.pendingTxnOffsets().isEmpty()) {
             group.transitionTo(GroupState.DEAD, clock.getAsLong());
             groups.remove(group.groupId());
         }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
@@ -20,9 +21,10 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 
 /**
- * OffsetFetch v0–v9 (several groups per request from v8). Without transactions nothing is ever
- * pending, so {@code require_stable} never returns UNSTABLE_OFFSET_COMMIT. A partition without a
- * committed offset answers offset -1, as Apache.
+ * OffsetFetch v0–v9 (several groups per request from v8). With {@code require_stable} (v7+, what
+ * READ_COMMITTED consumers send), a partition with transactional offsets awaiting their marker
+ * answers offset -1 and UNSTABLE_OFFSET_COMMIT, which the consumer retries, as Apache. A partition
+ * without a committed offset answers offset -1, as Apache.
  */
 @ApplicationScoped
 public class OffsetFetchHandler implements ApiHandler {
@@ -37,7 +39,10 @@ public class OffsetFetchHandler implements ApiHandler {
         return ApiKeys.OFFSET_FETCH;
     }
 
-    private record GroupResult(Errors error, Map<TopicPartition, CommittedOffset> offsets) {
+    private record GroupResult(Errors error, Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable) {
+        Errors partitionError(TopicPartition tp) {
+            return unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT : Errors.NONE;
+        }
     }
 
     @Override
@@ -49,14 +54,18 @@ public class OffsetFetchHandler implements ApiHandler {
             for (var g : d.groups()) {
                 List<TopicPartition> tps = g.topics() == null ? null : partitions(g.topics().stream()
                         .map(t -> Map.entry(t.name(), t.partitionIndexes())).toList());
-                groups.add(fetch(g.groupId(), tps).thenApply(r -> {
+                groups.add(fetch(g.groupId(), tps, d.requireStable()).thenApply(r -> {
                     var out = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId()).setErrorCode(r.error().code());
                     byTopic(r.offsets()).forEach((topic, parts) -> {
                         var rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic);
-                        parts.forEach((p, o) -> rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions()
-                                .setPartitionIndex(p).setCommittedOffset(o == null ? -1 : o.offset())
-                                .setCommittedLeaderEpoch(o == null ? -1 : o.leaderEpoch())
-                                .setMetadata(o == null ? "" : o.metadata()).setErrorCode(Errors.NONE.code())));
+                        parts.forEach((p, o) -> {
+                            Errors pe = r.partitionError(new TopicPartition(topic, p));
+                            CommittedOffset shown = pe == Errors.NONE ? o : null;
+                            rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions()
+                                    .setPartitionIndex(p).setCommittedOffset(shown == null ? -1 : shown.offset())
+                                    .setCommittedLeaderEpoch(shown == null ? -1 : shown.leaderEpoch())
+                                    .setMetadata(shown == null ? "" : shown.metadata()).setErrorCode(pe.code()));
+                        });
                         out.topics().add(rt);
                     });
                     return out;
@@ -70,7 +79,7 @@ public class OffsetFetchHandler implements ApiHandler {
         }
         List<TopicPartition> tps = d.topics() == null ? null : partitions(d.topics().stream()
                 .map(t -> Map.entry(t.name(), t.partitionIndexes())).toList());
-        return fetch(d.groupId(), tps).thenApply(r -> {
+        return fetch(d.groupId(), tps, v >= 7 && d.requireStable()).thenApply(r -> {
             OffsetFetchResponseData resp = new OffsetFetchResponseData().setThrottleTimeMs(0);
             if (v >= 2) {
                 resp.setErrorCode(r.error().code());
@@ -82,10 +91,13 @@ public class OffsetFetchHandler implements ApiHandler {
                     offsets.put(tp, null);
                 }
             }
-            Errors partitionError = v < 2 ? r.error() : Errors.NONE;
+            Errors groupError = v < 2 ? r.error() : Errors.NONE;
             byTopic(offsets).forEach((topic, parts) -> {
                 var rt = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(topic);
-                parts.forEach((p, o) -> {
+                parts.forEach((p, unchecked) -> {
+                    Errors unstable = r.partitionError(new TopicPartition(topic, p));
+                    Errors partitionError = unstable != Errors.NONE ? unstable : groupError;
+                    CommittedOffset o = unstable == Errors.NONE ? unchecked : null;
                     var rp = new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(p)
                             .setCommittedOffset(o == null ? -1 : o.offset()).setMetadata(o == null ? "" : o.metadata())
                             .setErrorCode(partitionError.code());
@@ -100,9 +112,19 @@ public class OffsetFetchHandler implements ApiHandler {
         });
     }
 
-    private CompletableFuture<GroupResult> fetch(String groupId, List<TopicPartition> tps) {
-        return coordinator.call(groupId, shard -> new GroupResult(Errors.NONE, shard.fetch(groupId, tps)))
-                .exceptionally(e -> new GroupResult(ErrorMapper.forCoordinator(e, groupId), Map.of()));
+    private CompletableFuture<GroupResult> fetch(String groupId, List<TopicPartition> tps, boolean requireStable) {
+        return coordinator.call(groupId, shard -> {
+            Map<TopicPartition, CommittedOffset> offsets = shard.fetch(groupId, tps);
+            Set<TopicPartition> unstable = requireStable ? shard.unstable(groupId) : Set.of();
+            if (tps == null && !unstable.isEmpty()) {
+                // "All partitions" includes those whose only offset is pending, as Apache lists them.
+                offsets = new LinkedHashMap<>(offsets);
+                for (TopicPartition tp : unstable) {
+                    offsets.putIfAbsent(tp, null);
+                }
+            }
+            return new GroupResult(Errors.NONE, offsets, unstable);
+        }).exceptionally(e -> new GroupResult(ErrorMapper.forCoordinator(e, groupId), Map.of(), Set.of()));
     }
 
     private static List<TopicPartition> partitions(List<Map.Entry<String, List<Integer>>> topics) {

@@ -68,6 +68,10 @@ final class BatchHeader {
         return b.getShort(at + ATTRIBUTES_OFFSET);
     }
 
+    static boolean isTransactional(ByteBuffer b, int at) {
+        return (attributes(b, at) & 0x10) != 0;
+    }
+
     static boolean isControl(ByteBuffer b, int at) {
         return (attributes(b, at) & 0x20) != 0;
     }

@@ -17,7 +17,8 @@ import java.util.regex.Pattern;
  * write into files of its own, dead, epoch (see ARCHITECTURE.md, "Fencing").
  *
  * <p>Beside it: {@code .index} (offset → position) and {@code .timeindex} (max timestamp →
- * position), both sparse and rebuildable.
+ * position), both sparse and rebuildable; {@code .txnindex}, the aborted transactions whose marker
+ * is in this segment ({@link TxnIndex}), present only once one was.
  *
  * <p>Invariants: batches are contiguous from position 0 to {@link #size()}; offsets strictly
  * increase; {@code size()} only grows, except when recovery cuts off a torn tail.
@@ -35,6 +36,7 @@ final class LogSegment implements AutoCloseable {
     private final FileChannel channel;
     private OffsetIndex offsetIndex;
     private OffsetIndex timeIndex;
+    private TxnIndex txnIndex;
     private volatile int size;
     private volatile long nextOffset;
     private volatile long maxTimestamp = -1;
@@ -73,6 +75,7 @@ final class LogSegment implements AutoCloseable {
         s.indexIntervalBytes = indexIntervalBytes;
         s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
         s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
+        s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
         return s;
     }
 
@@ -102,6 +105,7 @@ final class LogSegment implements AutoCloseable {
         if (recover || s.offsetIndex == null || s.timeIndex == null || !s.tailEndsCleanly(fileSize, endOffset)) {
             s.rebuild(fileSize, endOffset);
         }
+        s.txnIndex = TxnIndex.load(disk, s.txnIndexFile(), s.nextOffset);
         return s;
     }
 
@@ -325,6 +329,11 @@ final class LogSegment implements AutoCloseable {
     void seal() throws IOException {
         offsetIndex.persist();
         timeIndex.persist();
+        txnIndex.persist();
+    }
+
+    TxnIndex txnIndex() {
+        return txnIndex;
     }
 
 
@@ -334,6 +343,10 @@ final class LogSegment implements AutoCloseable {
 
     Path timeIndexFile() {
         return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".timeindex"));
+    }
+
+    Path txnIndexFile() {
+        return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".txnindex"));
     }
 
     Path file() {
@@ -383,5 +396,6 @@ final class LogSegment implements AutoCloseable {
         disk.delete(logFile);
         disk.delete(indexFile());
         disk.delete(timeIndexFile());
+        disk.delete(txnIndexFile());
     }
 }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,12 +23,13 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTimestampException;
-import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
 import org.apache.kafka.common.record.BaseRecords;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
@@ -46,8 +48,14 @@ import org.jboss.logging.Logger;
  * leader-epoch                 the same holder in the single-file form older kaas versions read
  * manifest.json                topic, topic ID, partition, log start offset
  * recovery-checkpoint          offset below which every byte is known flushed and valid
- * producer-state.json          idempotent-producer window as of an offset (snapshot)
+ * producer-state.json          producer windows and open transactions as of an offset (snapshot)
  * </pre>
+ *
+ * <p>Transactions: a producer's transactional batches open its transaction here, a COMMIT or
+ * ABORT control batch written by {@link #appendMarker} closes it, and an abort is recorded in the
+ * marker's segment's {@link TxnIndex}. The last stable offset is the first offset of the oldest
+ * transaction still open or whose marker is not yet below the high watermark (Apache keeps
+ * completed-but-unreplicated transactions unstable the same way), capped by the high watermark.
  *
  * <p>Takeover ({@link #open}): write the fence with the new epoch, then recover: segments past
  * the recovery checkpoint are scanned and truncated at the first torn or corrupt batch, indexes
@@ -114,6 +122,12 @@ public final class PartitionLog {
     private final EpochFence fence;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateTable producers = new ProducerStateTable();
+    /**
+     * Transactions not yet stable: first offset → offset of the marker that ended it, or
+     * {@code Long.MAX_VALUE} while open. Put by the writer before the offsets are published;
+     * readers drop entries whose marker fell below the high watermark.
+     */
+    private final ConcurrentSkipListMap<Long, Long> unstable = new ConcurrentSkipListMap<>();
 
     private final Object flushLock = new Object();
     private final PriorityQueue<Waiter> waiters = new PriorityQueue<>((a, b) -> Long.compare(a.offset, b.offset));
@@ -337,8 +351,15 @@ public final class PartitionLog {
             producers.restore(snapshot.producers());
             from = snapshot.offset();
         }
+        producers.active().forEach(a -> {
+            if (a.txnFirstOffset() >= 0) {
+                unstable.put(a.txnFirstOffset(), Long.MAX_VALUE);
+            }
+        });
         ByteBuffer header = ByteBuffer.allocate(BatchHeader.SIZE);
         for (LogSegment s : segments.tailMap(segments.floorKey(from) == null ? from : segments.floorKey(from)).values()) {
+            // The aborts from here on are rebuilt from the markers themselves (see TxnIndex).
+            s.txnIndex().truncateFrom(from);
             int pos = s.positionOf(from, s.size());
             while (pos + BatchHeader.SIZE <= s.size()) {
                 header.clear();
@@ -348,18 +369,68 @@ public final class PartitionLog {
                 if (pid != RecordBatch.NO_PRODUCER_ID && !BatchHeader.isControl(header, 0)) {
                     int firstSeq = BatchHeader.baseSequence(header, 0);
                     int delta = BatchHeader.lastOffsetDelta(header, 0);
-                    producers.update(pid, BatchHeader.producerEpoch(header, 0), firstSeq,
+                    long opened = producers.update(pid, BatchHeader.producerEpoch(header, 0), firstSeq,
                             firstSeq == RecordBatch.NO_SEQUENCE ? firstSeq : incrementSequence(firstSeq, delta),
-                            BatchHeader.baseOffset(header, 0), BatchHeader.lastOffset(header, 0), BatchHeader.maxTimestamp(header, 0));
+                            BatchHeader.baseOffset(header, 0), BatchHeader.lastOffset(header, 0), BatchHeader.maxTimestamp(header, 0),
+                            BatchHeader.isTransactional(header, 0));
+                    if (opened >= 0) {
+                        unstable.put(opened, Long.MAX_VALUE);
+                    }
+                } else if (pid != RecordBatch.NO_PRODUCER_ID) {
+                    recoverMarker(s, pos, BatchHeader.totalSize(header, 0));
                 }
                 pos += BatchHeader.totalSize(header, 0);
             }
         }
     }
 
+    /** A marker met by the recovery scan: closes the producer's transaction, and an abort goes back into the index. */
+    private void recoverMarker(LogSegment s, int pos, int total) throws IOException {
+        ByteBuffer batch = ByteBuffer.allocate(total);
+        s.readFully(batch, pos);
+        batch.flip();
+        for (RecordBatch b : MemoryRecords.readableRecords(batch).batches()) {
+            Iterator<Record> records = b.iterator();
+            if (!records.hasNext()) {
+                continue;
+            }
+            Record r = records.next();
+            ControlRecordType type = ControlRecordType.parse(r.key());
+            if (type != ControlRecordType.COMMIT && type != ControlRecordType.ABORT) {
+                continue;
+            }
+            EndTransactionMarker marker = EndTransactionMarker.deserialize(r);
+            ProducerStateTable.CompletedTxn done = producers.completeTxn(b.producerId(), b.producerEpoch(),
+                    marker.coordinatorEpoch(), b.baseOffset(), type == ControlRecordType.ABORT);
+            finish(s, done);
+        }
+    }
+
+    /** Records a closed transaction: unstable until its marker is below the high watermark; an abort goes into the index. */
+    private void finish(LogSegment markerSegment, ProducerStateTable.CompletedTxn done) {
+        if (done == null) {
+            return;
+        }
+        if (done.aborted()) {
+            markerSegment.txnIndex().add(new TxnIndex.AbortedTxn(done.producerId(), done.firstOffset(), done.lastOffset(),
+                    stableOffsetAfter(done)));
+        }
+        unstable.put(done.firstOffset(), done.lastOffset());
+    }
+
+    /** Apache's {@code lastStableOffset(completedTxn)}: the oldest other open transaction's start, else just past the marker. */
+    private long stableOffsetAfter(ProducerStateTable.CompletedTxn done) {
+        for (var e : unstable.entrySet()) {
+            if (e.getKey() != done.firstOffset() && e.getValue() == Long.MAX_VALUE) {
+                return e.getKey();
+            }
+        }
+        return done.lastOffset() + 1;
+    }
+
     private void deleteSegmentFiles(Path log) throws IOException {
         String base = log.getFileName().toString().replace(".log", "");
-        for (String ext : new String[] {".log", ".index", ".timeindex"}) {
+        for (String ext : new String[] {".log", ".index", ".timeindex", ".txnindex"}) {
             disk.delete(log.resolveSibling(base + ext));
         }
     }
@@ -414,9 +485,8 @@ public final class PartitionLog {
                 throw new InvalidRecordException("Invalid sequence number " + batch.baseSequence() + " in record batch with producerId "
                         + batch.producerId() + " in topic partition " + tp);
             }
-            if (batch.isTransactional()) {
-                // Until the transaction coordinator exists no transaction can be ongoing, so a transactional batch is never valid.
-                throw new InvalidTxnStateException("No ongoing transaction for producer " + batch.producerId() + " on " + tp);
+            if (batch.isTransactional() && !batch.hasProducerId()) {
+                throw new InvalidRecordException("Transactional record batch for " + tp + " has no producer id");
             }
             ByteBuffer batchBytes = buffer.duplicate();
             batchBytes.position(buffer.position() + totalBytes).limit(buffer.position() + totalBytes + batch.sizeInBytes());
@@ -430,6 +500,9 @@ public final class PartitionLog {
             for (MutableRecordBatch batch : batches) {
                 ProducerStateTable.BatchMeta dup = producers.check(batch.producerId(), batch.producerEpoch(),
                         batch.baseSequence(), batch.lastSequence());
+                if (dup == null) {
+                    producers.checkTransactional(batch.producerId(), batch.isTransactional());
+                }
                 if (dup != null) {
                     if (batches.size() == 1) {
                         return new AppendResult(dup.firstOffset(), dup.lastOffset(), config.logAppendTime() ? dup.timestamp() : RecordBatch.NO_TIMESTAMP, logStartOffset);
@@ -460,10 +533,20 @@ public final class PartitionLog {
         segment.append(toWrite, now);
         for (MutableRecordBatch batch : batches) {
             if (batch.hasProducerId()) {
-                producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
-                        batch.baseOffset(), batch.lastOffset(), batch.maxTimestamp());
+                long opened = producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
+                        batch.baseOffset(), batch.lastOffset(), batch.maxTimestamp(), batch.isTransactional());
+                if (opened >= 0) {
+                    // Before the offsets are published: no reader may see them stable first.
+                    unstable.put(opened, Long.MAX_VALUE);
+                }
             }
         }
+        publish(next, count);
+        return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+    }
+
+    /** Makes appended offsets up to {@code next} part of the log; with page-cache acknowledgement, visible at once. */
+    private void publish(long next, int count) {
         boolean flushNow;
         synchronized (flushLock) {
             logEndOffset = next;
@@ -478,7 +561,78 @@ public final class PartitionLog {
                 requestFlush(next);
             }
         }
-        return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+    }
+
+    /**
+     * Writes a transaction marker (a COMMIT or ABORT control batch) for {@code producerId} and
+     * closes its transaction here. Runs on the partition's serial executor; the caller awaits
+     * {@link #awaitDurable} for its offset before counting it written, as for any append.
+     *
+     * @return the marker's offset
+     * @throws org.apache.kafka.common.errors.InvalidProducerEpochException          marker older than the producer
+     * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException  marker from a deposed coordinator
+     */
+    public long appendMarker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) throws IOException {
+        ensureWritable();
+        producers.checkMarker(producerId, producerEpoch, coordinatorEpoch);
+        long now = clock.getAsLong();
+        long offset = logEndOffset;
+        MemoryRecords marker = MemoryRecords.withEndTransactionMarker(offset, now, leaderEpoch, producerId, producerEpoch,
+                new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch));
+        maybeRoll(marker.sizeInBytes(), now);
+        LogSegment segment = active;
+        segment.append(marker.buffer().duplicate(), now);
+        finish(segment, producers.completeTxn(producerId, producerEpoch, coordinatorEpoch, offset, !commit));
+        publish(offset + 1, 1);
+        return offset;
+    }
+
+    /**
+     * The last stable offset: below it no transaction is undecided, so READ_COMMITTED consumers
+     * may read up to it. Never above the high watermark. Any thread.
+     */
+    public long lastStableOffset() {
+        long hw = highWatermark;
+        for (var e : unstable.entrySet()) {
+            if (e.getValue() < hw) {
+                // Its marker is durable and visible: consumers below it can tell commit from abort.
+                unstable.remove(e.getKey(), e.getValue());
+                continue;
+            }
+            return Math.min(e.getKey(), hw);
+        }
+        return hw;
+    }
+
+    /** One aborted transaction as a READ_COMMITTED fetch reports it. */
+    public record AbortedTransaction(long producerId, long firstOffset) {
+    }
+
+    /**
+     * The aborted transactions overlapping {@code [fetchOffset, upperBound)}, from the transaction
+     * indexes of the segments from the one holding {@code fetchOffset} on (Apache's
+     * {@code collectAbortedTransactions}). Any thread.
+     */
+    public List<AbortedTransaction> abortedTransactions(long fetchOffset, long upperBound) {
+        List<TxnIndex.AbortedTxn> found = new ArrayList<>();
+        Long from = segments.floorKey(fetchOffset);
+        for (LogSegment s : segments.tailMap(from == null ? fetchOffset : from).values()) {
+            if (s.baseOffset() >= upperBound || s.txnIndex().collect(fetchOffset, upperBound, found)) {
+                break;
+            }
+        }
+        return found.stream().map(t -> new AbortedTransaction(t.producerId(), t.firstOffset())).toList();
+    }
+
+    /** A producer this partition knows (KIP-664 DescribeProducers). */
+    public record ProducerView(long producerId, short epoch, int lastSequence, long lastTimestamp, int coordinatorEpoch,
+                               long currentTxnStartOffset) {
+    }
+
+    /** The producers this partition knows, with their open transaction's first offset (-1 without). Run on the writer. */
+    public List<ProducerView> producers() {
+        return producers.active().stream().map(a -> new ProducerView(a.producerId(), a.epoch(), a.lastSequence(),
+                a.lastTimestamp(), a.coordinatorEpoch(), a.txnFirstOffset())).toList();
     }
 
     private void maybeRoll(int incomingBytes, long now) throws IOException {
@@ -922,6 +1076,10 @@ public final class PartitionLog {
             }
         }
         if (!fenced) {
+            for (LogSegment s : segments.values()) {
+                // Below the snapshot's offset, recovery trusts the indexes instead of the markers.
+                s.txnIndex().persist();
+            }
             AtomicFiles.write(disk, dir.resolve(PRODUCER_STATE),
                     Json.bytes(new ProducerSnapshot(logEndOffset, leaderEpoch, producers.snapshot())));
             AtomicFiles.write(disk, dir.resolve(CHECKPOINT), Long.toString(logEndOffset).getBytes(StandardCharsets.UTF_8));

@@ -6,7 +6,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
 import org.apache.kafka.common.record.RecordBatch;
 
 /**
@@ -20,6 +22,13 @@ import org.apache.kafka.common.record.RecordBatch;
  * duplicate and gets the offsets it was first written at. An unknown producer may start at any
  * sequence (its state may have been lost to retention).
  *
+ * <p>Transactions (Apache's {@code ProducerAppendInfo}): a producer's first transactional batch
+ * opens its transaction on this partition at that batch's offset; a COMMIT or ABORT marker
+ * closes it. A marker from an older producer epoch is INVALID_PRODUCER_EPOCH, one from an older
+ * coordinator epoch than the last marker's is TRANSACTION_COORDINATOR_FENCED (a deposed
+ * coordinator). A non-transactional batch while the producer's transaction is open is
+ * INVALID_TXN_STATE. The open transactions' first offsets bound the last stable offset.
+ *
  * <p>Threading: only the partition's serial executor touches it; snapshots copy.
  */
 final class ProducerStateTable {
@@ -28,11 +37,28 @@ final class ProducerStateTable {
     record BatchMeta(int firstSeq, int lastSeq, long firstOffset, long lastOffset, long timestamp) {
     }
 
-    record Entry(long producerId, short epoch, List<BatchMeta> batches) {
+    /**
+     * A producer's state as snapshotted. {@code coordinatorEpoch} and {@code txnFirstOffset} are
+     * null in snapshots written before transactions existed (no marker seen, none open).
+     */
+    record Entry(long producerId, short epoch, List<BatchMeta> batches, Integer coordinatorEpoch, Long txnFirstOffset) {
+        Entry(long producerId, short epoch, List<BatchMeta> batches) {
+            this(producerId, epoch, batches, null, null);
+        }
+    }
+
+    /** A transaction a marker closed on this partition: data from {@code firstOffset} to the marker at {@code lastOffset}. */
+    record CompletedTxn(long producerId, long firstOffset, long lastOffset, boolean aborted) {
+    }
+
+    /** A producer with a transaction open on this partition (DescribeProducers, the LSO). */
+    record Active(long producerId, short epoch, int lastSequence, long lastTimestamp, int coordinatorEpoch, long txnFirstOffset) {
     }
 
     private static final class State {
         short epoch;
+        int coordinatorEpoch = -1;
+        long txnFirstOffset = -1;
         final ArrayDeque<BatchMeta> batches = new ArrayDeque<>(WINDOW);
     }
 
@@ -77,23 +103,102 @@ final class ProducerStateTable {
         return null;
     }
 
-    /** Records a batch that was written (or recovered from the log). */
-    void update(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset, long timestamp) {
+    /**
+     * Checks that a data batch fits the producer's transaction state: a non-transactional batch
+     * may not interleave with the producer's open transaction (Apache 3.7's message).
+     */
+    void checkTransactional(long producerId, boolean transactional) {
+        State s = producers.get(producerId);
+        if (!transactional && s != null && s.txnFirstOffset >= 0) {
+            throw new InvalidTxnStateException("Expected transactional write from producer " + producerId + " at offset "
+                    + s.txnFirstOffset + " but the batch is not transactional");
+        }
+    }
+
+    /**
+     * Records a batch that was written (or recovered from the log).
+     *
+     * @return the batch's offset when it opened a transaction on this partition, else -1
+     */
+    long update(long producerId, short epoch, int firstSeq, int lastSeq, long firstOffset, long lastOffset, long timestamp,
+                boolean transactional) {
         if (producerId == RecordBatch.NO_PRODUCER_ID) {
-            return;
+            return -1;
         }
         State s = producers.computeIfAbsent(producerId, id -> new State());
         if (epoch != s.epoch) {
             s.epoch = epoch;
             s.batches.clear();
         }
+        long opened = -1;
+        if (transactional && s.txnFirstOffset < 0) {
+            s.txnFirstOffset = firstOffset;
+            opened = firstOffset;
+        }
         if (firstSeq == RecordBatch.NO_SEQUENCE) {
-            return;
+            return opened;
         }
         if (s.batches.size() == WINDOW) {
             s.batches.pollFirst();
         }
         s.batches.addLast(new BatchMeta(firstSeq, lastSeq, firstOffset, lastOffset, timestamp));
+        return opened;
+    }
+
+    /**
+     * Checks a COMMIT/ABORT marker against the producer's state without changing it.
+     *
+     * @throws InvalidProducerEpochException          for a marker older than the producer's epoch
+     * @throws TransactionCoordinatorFencedException  for a marker from an older coordinator epoch
+     */
+    void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
+        State s = producers.get(producerId);
+        if (s == null) {
+            return;
+        }
+        if (epoch < s.epoch) {
+            throw new InvalidProducerEpochException("Epoch of producer " + producerId + " in the transaction marker is " + epoch
+                    + ", which is smaller than the last seen epoch " + s.epoch);
+        }
+        if (s.coordinatorEpoch > coordinatorEpoch) {
+            throw new TransactionCoordinatorFencedException("Invalid coordinator epoch for producer " + producerId + ": "
+                    + coordinatorEpoch + " (zombie), " + s.coordinatorEpoch + " (current)");
+        }
+    }
+
+    /**
+     * Records a marker written at {@code markerOffset}: the producer's transaction here (if any)
+     * ends. A marker of a newer epoch bumps the producer's epoch and clears its window, as Apache.
+     *
+     * @return the transaction it closed; null when none was open (as Apache: no index entry, no effect on the LSO)
+     */
+    CompletedTxn completeTxn(long producerId, short epoch, int coordinatorEpoch, long markerOffset, boolean abort) {
+        State s = producers.computeIfAbsent(producerId, id -> new State());
+        if (epoch != s.epoch) {
+            s.epoch = epoch;
+            s.batches.clear();
+        }
+        s.coordinatorEpoch = coordinatorEpoch;
+        long first = s.txnFirstOffset;
+        s.txnFirstOffset = -1;
+        return first < 0 ? null : new CompletedTxn(producerId, first, markerOffset, abort);
+    }
+
+    /** The first offset of {@code producerId}'s open transaction here, or -1. */
+    long txnFirstOffset(long producerId) {
+        State s = producers.get(producerId);
+        return s == null ? -1 : s.txnFirstOffset;
+    }
+
+    /** Every producer known here, with its open transaction if any (DescribeProducers). */
+    List<Active> active() {
+        List<Active> out = new ArrayList<>(producers.size());
+        producers.forEach((id, s) -> {
+            BatchMeta last = s.batches.peekLast();
+            out.add(new Active(id, s.epoch, last == null ? -1 : last.lastSeq(), last == null ? -1 : last.timestamp(),
+                    s.coordinatorEpoch, s.txnFirstOffset));
+        });
+        return out;
     }
 
     int size() {
@@ -102,7 +207,8 @@ final class ProducerStateTable {
 
     List<Entry> snapshot() {
         List<Entry> out = new ArrayList<>(producers.size());
-        producers.forEach((id, s) -> out.add(new Entry(id, s.epoch, List.copyOf(s.batches))));
+        producers.forEach((id, s) -> out.add(new Entry(id, s.epoch, List.copyOf(s.batches),
+                s.coordinatorEpoch, s.txnFirstOffset)));
         return out;
     }
 
@@ -112,6 +218,8 @@ final class ProducerStateTable {
             State s = new State();
             s.epoch = e.epoch();
             s.batches.addAll(e.batches());
+            s.coordinatorEpoch = e.coordinatorEpoch() == null ? -1 : e.coordinatorEpoch();
+            s.txnFirstOffset = e.txnFirstOffset() == null ? -1 : e.txnFirstOffset();
             producers.put(e.producerId(), s);
         }
     }

@@ -10,21 +10,24 @@ import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 
 /**
- * InitProducerId for idempotent producers: like Apache without a transactional id, every call
- * gets a fresh producer ID at epoch 0 (also the KIP-360 bump path). Transactional ids need the
- * transaction coordinator, which is a later issue: they get NOT_COORDINATOR (clients reach this
- * only after a FindCoordinator that kaas does not advertise yet).
+ * InitProducerId v0–v4. Without a transactional id, as Apache: a fresh producer id at epoch 0
+ * every time (also the idempotent KIP-360 bump). With one, the transaction coordinator of its
+ * slot answers (KIP-98 fencing, KIP-360 epoch bumps with {@code producer_id}/{@code producer_epoch},
+ * rotation at an exhausted epoch); below v4, PRODUCER_FENCED is INVALID_PRODUCER_EPOCH.
  */
 @ApplicationScoped
 public class InitProducerIdHandler implements ApiHandler {
     private final ProducerIdAllocator ids;
+    private final TxnCoordinator coordinator;
 
-    public InitProducerIdHandler(ProducerIdAllocator ids) {
+    public InitProducerIdHandler(ProducerIdAllocator ids, TxnCoordinator coordinator) {
         this.ids = ids;
+        this.coordinator = coordinator;
     }
 
     @Override
@@ -35,11 +38,27 @@ public class InitProducerIdHandler implements ApiHandler {
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         InitProducerIdRequestData data = ((InitProducerIdRequest) request).data();
-        if (data.transactionalId() != null) {
-            return CompletableFuture.completedFuture(new InitProducerIdResponseData()
-                    .setErrorCode(Errors.NOT_COORDINATOR.code()).setProducerId(-1).setProducerEpoch((short) -1));
+        boolean noPid = data.producerId() == RecordBatch.NO_PRODUCER_ID;
+        boolean noEpoch = data.producerEpoch() == RecordBatch.NO_PRODUCER_EPOCH;
+        if (noPid != noEpoch) {
+            // As Apache: either both or neither.
+            return CompletableFuture.completedFuture(error(Errors.INVALID_REQUEST));
         }
-        return ids.nextId().thenApply(id -> new InitProducerIdResponseData()
-                .setErrorCode(Errors.NONE.code()).setProducerId(id).setProducerEpoch((short) 0).setThrottleTimeMs(0));
+        String id = data.transactionalId();
+        if (id == null) {
+            return ids.nextId().thenApply(pid -> new InitProducerIdResponseData()
+                    .setErrorCode(Errors.NONE.code()).setProducerId(pid).setProducerEpoch((short) 0).setThrottleTimeMs(0));
+        }
+        short version = ctx.apiVersion();
+        return coordinator.call(id, slot -> slot.initProducerId(id, data.transactionTimeoutMs(), data.producerId(), data.producerEpoch()))
+                .<ApiMessage>thenApply(r -> r.error() == Errors.NONE
+                        ? new InitProducerIdResponseData().setErrorCode(Errors.NONE.code()).setProducerId(r.producerId())
+                                .setProducerEpoch(r.epoch()).setThrottleTimeMs(0)
+                        : error(TxnRequests.forVersion(r.error(), version, (short) 4)))
+                .exceptionally(e -> error(TxnRequests.coordinatorError(e, id)));
+    }
+
+    private static InitProducerIdResponseData error(Errors e) {
+        return new InitProducerIdResponseData().setErrorCode(e.code()).setProducerId(-1).setProducerEpoch((short) -1).setThrottleTimeMs(0);
     }
 }

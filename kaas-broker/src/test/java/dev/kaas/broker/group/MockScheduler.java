@@ -8,11 +8,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A scheduler whose timers fire only when the test advances its clock. */
-final class MockScheduler implements Scheduler {
+public final class MockScheduler implements Scheduler {
     private record Timer(String key, long at, long seq, Runnable task) {
     }
 
-    final AtomicLong clock = new AtomicLong(1_000_000);
+    public final AtomicLong clock = new AtomicLong(1_000_000);
     private final Map<String, Timer> timers = new HashMap<>();
     private long seq;
 
@@ -26,12 +26,12 @@ final class MockScheduler implements Scheduler {
         timers.remove(key);
     }
 
-    boolean has(String keyPrefix) {
+    public boolean has(String keyPrefix) {
         return timers.keySet().stream().anyMatch(k -> k.startsWith(keyPrefix));
     }
 
     /** Moves time forward, firing due timers in deadline order (timers scheduled meanwhile included). */
-    void advance(long ms) {
+    public void advance(long ms) {
         long target = clock.get() + ms;
         while (true) {
             Timer next = timers.values().stream().filter(t -> t.at() <= target)
@@ -46,7 +46,7 @@ final class MockScheduler implements Scheduler {
         clock.set(target);
     }
 
-    List<String> keys() {
+    public List<String> keys() {
         return new ArrayList<>(timers.keySet());
     }
 }

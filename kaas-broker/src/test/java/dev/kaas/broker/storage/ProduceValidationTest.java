@@ -283,14 +283,16 @@ class ProduceValidationTest {
     }
 
     @Test
-    void idempotentBatchesNeedASequenceAndTransactionalOnesATransaction() throws Exception {
+    void idempotentBatchesNeedASequenceAndMayNotInterleaveWithTheProducersTransaction() throws Exception {
         PartitionLog log = open(Map.of());
         MemoryRecords noSeq = edited(MemoryRecords.withIdempotentRecords(CompressionType.NONE, 5L, (short) 0, 0,
                 new SimpleRecord(NOW, "x".getBytes(StandardCharsets.UTF_8))), b -> b.putInt(53, RecordBatch.NO_SEQUENCE));
         assertRefusedAndNothingWritten(log, noSeq, InvalidRecordException.class);
-        MemoryRecords txn = MemoryRecords.withTransactionalRecords(CompressionType.NONE, 5L, (short) 0, 0,
-                new SimpleRecord(NOW, "x".getBytes(StandardCharsets.UTF_8)));
-        assertRefusedAndNothingWritten(log, txn, InvalidTxnStateException.class);
+        appendDurably(log, MemoryRecords.withTransactionalRecords(CompressionType.NONE, 5L, (short) 0, 0,
+                new SimpleRecord(NOW, "x".getBytes(StandardCharsets.UTF_8))));
+        MemoryRecords plain = MemoryRecords.withIdempotentRecords(CompressionType.NONE, 5L, (short) 0, 1,
+                new SimpleRecord(NOW, "y".getBytes(StandardCharsets.UTF_8)));
+        assertRefusedAndNothingWritten(log, plain, InvalidTxnStateException.class);
     }
 
     @Test

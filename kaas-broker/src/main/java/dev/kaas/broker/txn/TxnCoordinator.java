@@ -1,0 +1,86 @@
+package dev.kaas.broker.txn;
+
+import dev.kaas.broker.cluster.AssignmentApplied;
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.group.CoordinatorSlots;
+import dev.kaas.broker.group.GroupCoordinator;
+import dev.kaas.broker.group.Scheduler;
+import dev.kaas.common.model.Slots;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+import org.jboss.logging.Logger;
+
+/**
+ * The I/O edge of the transaction coordinator: one {@link TxnSlot} per transaction slot this
+ * broker owns (routing {@code abs(hash(transactional.id)) % 50}), following the transaction
+ * slots of every applied assignment. Taking a slot over fences it, loads the newest slot file
+ * at or below the new epoch and finishes its Prepare transactions (see {@link TxnSlot#open}).
+ * The slot epoch is the coordinator epoch every marker carries.
+ */
+@ApplicationScoped
+public class TxnCoordinator {
+    private static final Logger LOG = Logger.getLogger(TxnCoordinator.class);
+
+    private final ClusterView view;
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-txn-timer");
+        t.setDaemon(true);
+        return t;
+    });
+    private final CoordinatorSlots<TxnSlot> slots;
+
+    public TxnCoordinator(ClusterView view, Partitions partitions, GroupCoordinator groups, ProducerIdAllocator ids, BrokerConfig config) {
+        this.view = view;
+        BrokerConfig.Transaction cfg = config.transaction();
+        MarkerWriter markers = new PartitionMarkers(partitions, groups, view);
+        this.slots = new CoordinatorSlots<>("transaction", partitions.storage(), timers, new CoordinatorSlots.Lifecycle<>() {
+            @Override
+            public TxnSlot open(int slot, int epoch, Scheduler scheduler, Executor executor) throws Exception {
+                TxnFiles files = new TxnFiles(partitions.dataDir(), slot, epoch, view.brokerId());
+                files.acquire();
+                TxnSlot s = new TxnSlot(slot, epoch, new TxnStateMachine((int) cfg.maxTimeout().toMillis(), cfg.idExpiration().toMillis()),
+                        files, markers, ids::nextId, scheduler, System::currentTimeMillis, executor,
+                        cfg.abortTimedOutInterval().toMillis(), cfg.removeExpiredInterval().toMillis());
+                s.open();
+                return s;
+            }
+
+            @Override
+            public void close(TxnSlot slot) {
+                slot.close();
+            }
+        });
+    }
+
+    void onApplied(@Observes AssignmentApplied event) {
+        event.releases().addAll(slots.follow(event.assignment().txnSlots(), view.brokerId()));
+    }
+
+    /** Runs {@code call} on the slot that owns {@code transactionalId}; fails with NOT_COORDINATOR when this broker does not. */
+    public <T> CompletableFuture<T> call(String transactionalId, Function<TxnSlot, CompletableFuture<T>> call) {
+        return slots.compose(Slots.slotFor(transactionalId), call);
+    }
+
+    /** Runs {@code call} on every owned slot (ListTransactions). */
+    public <T> CompletableFuture<List<T>> callAll(CoordinatorSlots.ShardCall<TxnSlot, T> call) {
+        return slots.callAll(call);
+    }
+
+    /** Controlled shutdown, with the group slots: the state is always durable, so letting go is only forgetting. */
+    void releaseSlots(@Observes @jakarta.annotation.Priority(150) ShutdownEvent ev) {
+        LOG.infof("controlled shutdown: released %d transaction slots", slots.releaseAll(5_000));
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        timers.shutdownNow();
+    }
+}

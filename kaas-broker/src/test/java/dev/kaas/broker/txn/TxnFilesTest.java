@@ -1,0 +1,79 @@
+package dev.kaas.broker.txn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kaas.common.fs.AtomicFiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The slot file under the volume contract: fenced by the slot epoch, ids never become names, untrusted bytes validated. */
+class TxnFilesTest {
+    @TempDir
+    Path data;
+
+    static TxnMetadata txn(String id, TxnState state, long pid) {
+        return new TxnMetadata(id, pid, -1, (short) 1, (short) -1, 60_000, state, List.of(new TopicPartition("t", 0)), 5, 6);
+    }
+
+    @Test
+    void aNewOwnerReadsWhatTheOldOneWroteAndFencesItsLaterWrites() throws Exception {
+        TxnFiles old = new TxnFiles(data, 4, 1, 1);
+        old.acquire();
+        old.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 10)));
+
+        TxnFiles successor = new TxnFiles(data, 4, 2, 2);
+        successor.acquire();
+        assertThat(successor.load()).containsExactly(txn("a", TxnState.PREPARE_COMMIT, 10));
+        successor.save(successor.load());
+
+        assertThatThrownBy(() -> old.save(List.of(txn("a", TxnState.ONGOING, 99)))).isInstanceOf(NotCoordinatorException.class);
+        // Whatever the deposed owner left in its own epoch's file, the next owner reads the successor's.
+        TxnFiles third = new TxnFiles(data, 4, 3, 1);
+        third.acquire();
+        assertThat(third.load()).containsExactly(txn("a", TxnState.PREPARE_COMMIT, 10));
+    }
+
+    @Test
+    void anOpenerWithAnOlderEpochCannotTakeTheSlotBack() throws Exception {
+        new TxnFiles(data, 4, 5, 1).acquire();
+        assertThatThrownBy(() -> new TxnFiles(data, 4, 4, 2).acquire()).isInstanceOf(NotCoordinatorException.class);
+    }
+
+    @Test
+    void hostileTransactionalIdsStayInsideTheSlotFile() throws Exception {
+        TxnFiles files = new TxnFiles(data, 0, 1, 1);
+        files.acquire();
+        List<TxnMetadata> ids = List.of(txn("../../etc/passwd", TxnState.EMPTY, 1), txn("a/b", TxnState.EMPTY, 2),
+                txn("nul\u0000id", TxnState.EMPTY, 3), txn("x".repeat(32767), TxnState.EMPTY, 4));
+        files.save(ids);
+        assertThat(new TxnFiles(data, 0, 1, 1).load()).containsExactlyInAnyOrderElementsOf(ids);
+        try (var walk = Files.walk(data)) {
+            assertThat(walk.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
+                    .allMatch(n -> n.startsWith("state.") || n.equals("fence") || n.matches("[0-9a-f]{8}"));
+        }
+    }
+
+    @Test
+    void aSlotFileWithInvalidEntriesIsRefusedWhole() throws Exception {
+        TxnFiles files = new TxnFiles(data, 2, 1, 1);
+        files.acquire();
+        Path file = TxnFiles.slotDir(data, 2).resolve("state.00000001.json");
+        for (String bad : List.of(
+                "{\"slot\":2,\"epoch\":1,\"transactions\":[{\"transactionalId\":\"a\",\"producerId\":1,\"timeoutMs\":1,\"state\":\"Bogus\"}]}",
+                "{\"slot\":2,\"epoch\":1,\"transactions\":[{\"transactionalId\":\"a\",\"producerId\":-5,\"timeoutMs\":1,\"state\":\"Empty\"}]}",
+                "{\"slot\":2,\"epoch\":1,\"transactions\":[{\"transactionalId\":\"a\",\"producerId\":1,\"timeoutMs\":1,\"state\":\"Empty\","
+                        + "\"partitions\":[{\"topic\":\"t\",\"partition\":-1}]}]}",
+                "not json")) {
+            AtomicFiles.write(file, bad.getBytes(StandardCharsets.UTF_8));
+            assertThatThrownBy(files::load).as(bad).isInstanceOf(IOException.class);
+        }
+    }
+}
