@@ -6,6 +6,8 @@ import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.NudgeCall;
+import dev.kaas.proto.NudgeReply;
 import dev.kaas.proto.ProducerIdBlock;
 import io.grpc.stub.StreamObserver;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -39,6 +41,12 @@ public class ControllerAdmin {
     public CompletableFuture<ProducerIdBlock> allocateProducerIds(int brokerId) {
         return unary(AllocateProducerIdsCall.newBuilder().setBrokerId(brokerId).build(),
                 (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).allocateProducerIds(c, o));
+    }
+
+    /** Asks the controller to nudge {@code target} (see {@link Doorbell}); true when it had a session to pass it to. */
+    public CompletableFuture<Boolean> nudge(int target, int from) {
+        return ControllerAdmin.<NudgeCall, NudgeReply>unary(NudgeCall.newBuilder().setTargetBroker(target).setFromBroker(from).build(),
+                (c, o) -> stub.withDeadlineAfter(5, TimeUnit.SECONDS).nudge(c, o)).thenApply(NudgeReply::getDelivered);
     }
 
     private static <Q, R> CompletableFuture<R> unary(Q call, BiConsumer<Q, StreamObserver<R>> invoke) {

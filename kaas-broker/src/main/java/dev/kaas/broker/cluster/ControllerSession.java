@@ -55,6 +55,9 @@ public class ControllerSession {
     @Inject
     AssignmentReceiver applier;
 
+    @Inject
+    Doorbell doorbell;
+
     private final String incarnation = UUID.randomUUID().toString();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kaas-controller-session");
@@ -141,6 +144,9 @@ public class ControllerSession {
                     unanswered = 0;
                     accepted = true;
                     view.connected(true);
+                    if (command.hasNudge()) {
+                        doorbell.rung(command.getNudge().getFromBroker());
+                    }
                     if (command.hasAssignment()) {
                         AssignmentPush push = command.getAssignment();
                         try {

@@ -15,5 +15,6 @@ import org.apache.kafka.common.TopicPartition;
  * is stale (this coordinator was deposed).
  */
 public interface MarkerWriter {
-    CompletableFuture<Void> write(TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch, boolean commit);
+    /** @param slot the transaction slot whose coordinator sends it (a leader refuses a slot epoch older than its assignment's) */
+    CompletableFuture<Void> write(int slot, TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch, boolean commit);
 }

@@ -2,6 +2,8 @@ package dev.kaas.broker.txn;
 
 import dev.kaas.broker.cluster.AssignmentApplied;
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.Doorbell;
+import dev.kaas.common.fs.Disk;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.group.CoordinatorSlots;
@@ -38,10 +40,22 @@ public class TxnCoordinator {
     });
     private final CoordinatorSlots<TxnSlot> slots;
 
-    public TxnCoordinator(ClusterView view, Partitions partitions, GroupCoordinator groups, ProducerIdAllocator ids, BrokerConfig config) {
+    private final ScheduledExecutorService markerIo = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-markers");
+        t.setDaemon(true);
+        return t;
+    });
+    private final MarkerQueue queue;
+
+    public TxnCoordinator(ClusterView view, Partitions partitions, GroupCoordinator groups, ProducerIdAllocator ids, BrokerConfig config,
+                          Doorbell doorbell) {
         this.view = view;
         BrokerConfig.Transaction cfg = config.transaction();
-        MarkerWriter markers = new PartitionMarkers(partitions, groups, view);
+        this.queue = new MarkerQueue(partitions.dataDir(), view.brokerId(), view::assignment, doorbell::ring, markerIo,
+                System::currentTimeMillis, Disk.SYSTEM);
+        PartitionMarkers markers = new PartitionMarkers(partitions, groups, view, queue);
+        queue.start(markers::writeLocal);
+        doorbell.onRing(queue::rung);
         this.slots = new CoordinatorSlots<>("transaction", partitions.storage(), timers, new CoordinatorSlots.Lifecycle<>() {
             @Override
             public TxnSlot open(int slot, int epoch, Scheduler scheduler, Executor executor) throws Exception {
@@ -63,6 +77,8 @@ public class TxnCoordinator {
 
     void onApplied(@Observes AssignmentApplied event) {
         event.releases().addAll(slots.follow(event.assignment().txnSlots(), view.brokerId()));
+        // Partitions may have opened here with markers already queued for them.
+        queue.poke();
     }
 
     /** Runs {@code call} on the slot that owns {@code transactionalId}; fails with NOT_COORDINATOR when this broker does not. */
@@ -82,5 +98,6 @@ public class TxnCoordinator {
 
     void onStop(@Observes ShutdownEvent ev) {
         timers.shutdownNow();
+        markerIo.shutdownNow();
     }
 }

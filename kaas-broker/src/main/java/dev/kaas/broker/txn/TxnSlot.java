@@ -204,7 +204,7 @@ public final class TxnSlot {
         boolean commit = m.state() == TxnState.PREPARE_COMMIT;
         CompletableFuture<Void> sent;
         try {
-            sent = markers.write(tp, m.producerId(), m.producerEpoch(), coordinatorEpoch, commit);
+            sent = markers.write(slot, tp, m.producerId(), m.producerEpoch(), coordinatorEpoch, commit);
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         }

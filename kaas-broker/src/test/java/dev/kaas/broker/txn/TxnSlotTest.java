@@ -59,7 +59,8 @@ class TxnSlotTest {
         final List<Sent> sent = new ArrayList<>();
 
         @Override
-        public CompletableFuture<Void> write(TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) {
+        public CompletableFuture<Void> write(int slot, TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch,
+                                             boolean commit) {
             CompletableFuture<Void> f = new CompletableFuture<>();
             sent.add(new Sent(tp, producerId, producerEpoch, coordinatorEpoch, commit, f));
             return f;

@@ -9,6 +9,7 @@ import dev.kaas.proto.BrokerLinkGrpc;
 import dev.kaas.proto.BrokerReport;
 import dev.kaas.proto.ControllerCommand;
 import dev.kaas.proto.Heartbeat;
+import dev.kaas.proto.Nudge;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.grpc.GrpcService;
@@ -118,6 +119,19 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                 }
             } catch (RuntimeException e) {
                 LOG.debugf(e, "push failed on a closing stream");
+                closed = true;
+            }
+        }
+
+        @Override
+        public void nudge(int fromBroker) {
+            if (closed) {
+                return;
+            }
+            try {
+                out.onNext(ControllerCommand.newBuilder().setNudge(Nudge.newBuilder().setFromBroker(fromBroker)).build());
+            } catch (RuntimeException e) {
+                LOG.debugf(e, "nudge failed on a closing stream");
                 closed = true;
             }
         }

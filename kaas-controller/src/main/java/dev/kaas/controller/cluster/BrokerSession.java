@@ -5,6 +5,9 @@ public interface BrokerSession {
     /** Sends one assignment, however large: the edge cuts it into pieces under the message limit. */
     void sendAssignment(long version, long controllerEpoch, String json);
 
+    /** Passes another broker's doorbell down this stream (see the Nudge RPC). */
+    void nudge(int fromBroker);
+
     /** Ends the stream, e.g. a newer incarnation of the same broker id registered. */
     void close(String reason);
 

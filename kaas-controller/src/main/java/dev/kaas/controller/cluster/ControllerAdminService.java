@@ -6,6 +6,8 @@ import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.NudgeCall;
+import dev.kaas.proto.NudgeReply;
 import dev.kaas.proto.ProducerIdBlock;
 import dev.kaas.common.cluster.ProducerIdStore;
 import io.grpc.Status;
@@ -37,6 +39,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     public void allocateProducerIds(AllocateProducerIdsCall call, StreamObserver<ProducerIdBlock> out) {
         reply(runtime.submit(core -> ProducerIdBlock.newBuilder()
                 .setFirst(core.allocateProducerIds()).setSize(ProducerIdStore.BLOCK_SIZE).build()), out);
+    }
+
+    @Override
+    public void nudge(NudgeCall call, StreamObserver<NudgeReply> out) {
+        reply(runtime.submit(core -> NudgeReply.newBuilder().setDelivered(core.nudge(call.getTargetBroker(), call.getFromBroker())).build()), out);
     }
 
     private static <T> void reply(CompletableFuture<T> result, StreamObserver<T> out) {

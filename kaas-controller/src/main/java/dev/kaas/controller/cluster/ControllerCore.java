@@ -262,6 +262,19 @@ public final class ControllerCore {
     }
 
     /** Whether {@code session} is the live session of broker {@code brokerId}. */
+    /**
+     * Passes a broker's doorbell to another broker's stream (transaction markers, see the Nudge
+     * RPC). Only the leader holds sessions; false when the target has none here.
+     */
+    public boolean nudge(int targetBroker, int fromBroker) {
+        Live target = live.get(targetBroker);
+        if (!isLeader() || target == null) {
+            return false;
+        }
+        target.session().nudge(fromBroker);
+        return true;
+    }
+
     public boolean hasSession(int brokerId, BrokerSession session) {
         Live l = live.get(brokerId);
         return l != null && l.session() == session;

@@ -52,6 +52,13 @@ class ControllerCoreTest {
 
     /** A broker stream that checks, at the moment of every push, that the pushed bytes are already on disk. */
     final class FakeSession implements BrokerSession {
+        final List<Integer> nudges = new ArrayList<>();
+
+        @Override
+        public void nudge(int fromBroker) {
+            nudges.add(fromBroker);
+        }
+
         final List<Assignment> received = new ArrayList<>();
         String closedBecause;
         String refusedBecause;
@@ -153,6 +160,20 @@ class ControllerCoreTest {
         core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
         core.createTopics(create("more", 3));
         assertThat(s.received).hasSizeGreaterThanOrEqualTo(4).extracting(Assignment::version).isSorted();
+    }
+
+    @Test
+    void aNudgeGoesDownTheTargetBrokersStreamOnly() throws Exception {
+        lead(core);
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+
+        assertThat(core.nudge(2, 1)).isTrue();
+        assertThat(two.nudges).containsExactly(1);
+        assertThat(one.nudges).isEmpty();
+        assertThat(core.nudge(3, 1)).as("no session for broker 3").isFalse();
     }
 
     @Test

@@ -1,0 +1,194 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Transactions across brokers: markers reach partitions other brokers lead through the volume
+ * (the controller stream as doorbell), fast; a coordinator killed mid-transaction never leaves
+ * a transaction half committed.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class TransactionsClusterIT {
+    /** The bound: EndTxn response to marker durable on a partition another broker leads, p99, loopback. */
+    static final long MARKER_P99_BOUND_MS = 50;
+
+    @TempDir
+    Path tmp;
+
+    static KafkaProducer<String, String> transactional(KaasMultiCluster cluster, String id) {
+        Properties p = cluster.clientProps();
+        p.put("transactional.id", id);
+        p.put("transaction.timeout.ms", "5000");
+        p.put("max.block.ms", "30000");
+        p.put("delivery.timeout.ms", "30000");
+        p.put("request.timeout.ms", "5000");
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    static List<ConsumerRecord<String, String>> readCommitted(KaasMultiCluster cluster, String topic, int partitions, int atLeast) {
+        Properties p = cluster.clientProps();
+        p.put("isolation.level", IsolationLevel.READ_COMMITTED.toString().toLowerCase(Locale.ROOT));
+        List<ConsumerRecord<String, String>> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < partitions; i++) {
+                tps.add(new TopicPartition(topic, i));
+            }
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            int empty = 0;
+            while (System.nanoTime() < deadline && (out.size() < atLeast || empty < 3)) {
+                var got = c.poll(Duration.ofMillis(300));
+                empty = got.isEmpty() ? empty + 1 : 0;
+                got.forEach(out::add);
+            }
+        }
+        return out;
+    }
+
+    static long lso(Admin admin, TopicPartition tp) throws Exception {
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                .partitionResult(tp).get(10, TimeUnit.SECONDS).offset();
+    }
+
+    @Test
+    void markersReachPartitionsOtherBrokersLeadWithinTheLatencyBound() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(), Map.of());
+             Admin admin = Admin.create(cluster.clientProps())) {
+            String topic = "txn-across";
+            admin.createTopics(List.of(new NewTopic(topic, 6, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            Map<Integer, Integer> leaders = ClusterIT.awaitLeaders(admin, topic, l -> l.size() == 6 && !l.containsValue(-1));
+            String id = "tx-across";
+            try (KafkaProducer<String, String> producer = transactional(cluster, id)) {
+                producer.initTransactions();
+                int coordinator = admin.describeTransactions(List.of(id)).description(id).get(10, TimeUnit.SECONDS).coordinatorId();
+                int remote = leaders.entrySet().stream().filter(e -> e.getValue() != coordinator).mapToInt(Map.Entry::getKey)
+                        .findFirst().orElseThrow();
+                TopicPartition far = new TopicPartition(topic, remote);
+
+                List<Long> latencies = new ArrayList<>();
+                Map<Integer, Integer> committedPerPartition = new HashMap<>();
+                for (int t = 0; t < 120; t++) {
+                    producer.beginTransaction();
+                    for (int p = 0; p < 6; p++) {
+                        producer.send(new ProducerRecord<>(topic, p, "k", "t" + t + "-p" + p));
+                    }
+                    producer.flush();
+                    // Everything sent is durable now; the marker will be the next offset there.
+                    long end = admin.listOffsets(Map.of(far, OffsetSpec.latest())).partitionResult(far).get(10, TimeUnit.SECONDS).offset();
+                    boolean commit = t % 3 != 2;
+                    if (commit) {
+                        producer.commitTransaction();
+                        for (int p = 0; p < 6; p++) {
+                            committedPerPartition.merge(p, 1, Integer::sum);
+                        }
+                    } else {
+                        producer.abortTransaction();
+                    }
+                    long answered = System.nanoTime();
+                    long deadline = answered + TimeUnit.SECONDS.toNanos(10);
+                    while (lso(admin, far) < end + 1 && System.nanoTime() < deadline) {
+                        Thread.onSpinWait();
+                    }
+                    latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered));
+                }
+                List<Long> sorted = latencies.stream().sorted().toList();
+                long p50 = sorted.get(sorted.size() / 2);
+                long p99 = sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1);
+                System.out.printf("EndTxn answered -> marker durable on partition %s (leader %d, coordinator %d): p50 %d ms, p99 %d ms, max %d ms%n",
+                        far, leaders.get(remote), coordinator, p50, p99, sorted.get(sorted.size() - 1));
+                assertThat(p99).as("p99 marker latency across brokers").isLessThanOrEqualTo(MARKER_P99_BOUND_MS);
+
+                List<ConsumerRecord<String, String>> seen = readCommitted(cluster, topic, 6, 6 * 80);
+                assertThat(seen).hasSize(6 * 80);
+                assertThat(seen).allSatisfy(r -> {
+                    int t = Integer.parseInt(r.value().substring(1, r.value().indexOf('-')));
+                    assertThat(t % 3).as("aborted transaction %d seen", t).isNotEqualTo(2);
+                });
+            }
+        }
+    }
+
+    /**
+     * Kill -9 of the broker holding the transaction's coordinator slot, once before EndTxn and once
+     * right after it: the slot's next owner aborts the first on its timeout and finishes the
+     * second's markers, so read_committed consumers see each transaction whole or not at all.
+     */
+    @Test
+    void killingTheCoordinatorMidTransactionNeverExposesPartOfIt() throws Exception {
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(), Map.of());
+             Admin admin = Admin.create(cluster.clientProps())) {
+            String topic = "txn-coordinator-kill";
+            admin.createTopics(List.of(new NewTopic(topic, 6, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            ClusterIT.awaitLeaders(admin, topic, l -> l.size() == 6 && !l.containsValue(-1));
+
+            for (String phase : List.of("before-commit", "after-commit")) {
+                String id = "tx-kill-" + phase;
+                KafkaProducer<String, String> producer = transactional(cluster, id);
+                try {
+                    producer.initTransactions();
+                    int coordinator = admin.describeTransactions(List.of(id)).description(id).get(10, TimeUnit.SECONDS).coordinatorId();
+                    producer.beginTransaction();
+                    for (int i = 0; i < 60; i++) {
+                        producer.send(new ProducerRecord<>(topic, i % 6, phase, phase + "-" + i));
+                    }
+                    producer.flush();
+                    if (phase.equals("after-commit")) {
+                        producer.commitTransaction();
+                    }
+                    cluster.killBroker(coordinator);
+                    System.out.printf("killed broker %d, the coordinator of %s (%s)%n", coordinator, id, phase);
+                    cluster.startBroker(coordinator);
+                    cluster.awaitBrokerReady(coordinator);
+                } finally {
+                    producer.close(Duration.ZERO);
+                }
+            }
+            // Both transactions end (one by timeout, one by the resent markers): every partition becomes stable.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            for (int p = 0; p < 6; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                while (true) {
+                    long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset();
+                    if (lso(admin, tp) == end) {
+                        break;
+                    }
+                    assertThat(System.nanoTime()).as("partition %s never became stable", tp).isLessThan(deadline);
+                    Thread.sleep(100);
+                }
+            }
+            List<ConsumerRecord<String, String>> seen = readCommitted(cluster, topic, 6, 60);
+            Map<String, Long> perPhase = new HashMap<>();
+            seen.forEach(r -> perPhase.merge(r.key(), 1L, Long::sum));
+            System.out.printf("read_committed after the kills: %s%n", perPhase);
+            assertThat(perPhase.getOrDefault("before-commit", 0L)).as("never committed: all or nothing").isIn(0L, 60L);
+            assertThat(perPhase.getOrDefault("after-commit", 0L)).as("committed before the kill: whole").isEqualTo(60L);
+        }
+    }
+}

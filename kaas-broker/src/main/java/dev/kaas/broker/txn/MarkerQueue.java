@@ -1,0 +1,309 @@
+package dev.kaas.broker.txn;
+
+import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Disk;
+import dev.kaas.common.fs.Json;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.SlotAssignment;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.protocol.Errors;
+import org.jboss.logging.Logger;
+
+/**
+ * Transaction markers for partitions (and group slots) another broker leads: the volume is the
+ * queue and the controller stream the doorbell, since brokers never talk to each other.
+ *
+ * <pre>
+ * __cluster/markers/to-{leader}/{coordinator}-{uuid}.req   {"from":c,"slot":s,"topic":…,"topicId":…,"partition":p,
+ *                                                          "producerId":…,"producerEpoch":…,"coordinatorEpoch":…,"commit":…}
+ * __cluster/markers/to-{leader}/{coordinator}-{uuid}.res   {"error":code}: the leader's answer
+ * </pre>
+ *
+ * <p>The coordinator writes a request and rings the leader; the leader appends the marker
+ * through the partition's writer (durable and fenced like any append), writes the result,
+ * deletes the request and rings the coordinator back, which reads and deletes the result. Both
+ * files are written temp + fsync + rename; their names need no directory fsync because nothing
+ * depends on them surviving a crash: the coordinator's Prepare state is the durable record, and
+ * it sends again whatever got no answer (after {@link #TIMEOUT_MS}, or when it takes the slot
+ * over). A request is idempotent in effect: a second marker for a transaction already closed on
+ * the partition closes nothing. A request from a deposed coordinator is refused by the partition
+ * (coordinator epoch) or, before that, by the leader when the assignment shows a newer epoch of
+ * the slot. Files are untrusted: a request that does not parse or is out of range is deleted.
+ *
+ * <p>A lost doorbell costs latency only: both sides also sweep every {@link #SWEEP_MS}.
+ *
+ * <p>Threading: file work runs on {@code io} (one thread); appends on the partitions' writers.
+ */
+final class MarkerQueue {
+    private static final Logger LOG = Logger.getLogger(MarkerQueue.class);
+    static final long TIMEOUT_MS = 10_000;
+    static final long SWEEP_MS = 500;
+    /** Results nobody collected (their coordinator died) are removed after this long. */
+    static final long ORPHAN_MS = 60_000;
+
+    record Request(int from, int slot, String topic, String topicId, int partition, long producerId, short producerEpoch,
+                   int coordinatorEpoch, boolean commit) {
+    }
+
+    record Result(short error) {
+    }
+
+    /** Writes a marker on a partition or group slot this broker holds (the leader's side). */
+    interface LocalWriter {
+        CompletableFuture<Void> write(TopicPartition tp, String topicId, long producerId, short producerEpoch, int coordinatorEpoch,
+                                      boolean commit);
+    }
+
+    private record Pending(int leader, CompletableFuture<Void> result, long sentMs, Path request) {
+    }
+
+    private final Path root;
+    private final int me;
+    private final Disk disk;
+    private final Supplier<Assignment> assignment;
+    private final IntConsumer ring;
+    private final ScheduledExecutorService io;
+    private final LongSupplier clock;
+    private volatile LocalWriter local;
+    private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+    /** Requests to this broker being written now, so a second sweep does not start them again. */
+    private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param assignment the applied assignment (slot epochs)
+     * @param ring       rings another broker's doorbell ({@link dev.kaas.broker.cluster.Doorbell#ring}); its
+     *                   rings of ours go to {@link #rung}
+     */
+    MarkerQueue(Path dataDir, int me, Supplier<Assignment> assignment, IntConsumer ring, ScheduledExecutorService io,
+                LongSupplier clock, Disk disk) {
+        this.root = dataDir.resolve("__cluster").resolve("markers");
+        this.me = me;
+        this.assignment = assignment;
+        this.ring = ring;
+        this.io = io;
+        this.clock = clock;
+        this.disk = disk;
+    }
+
+    /** Starts serving: requests are written by {@code writer}; the fallback sweep begins. */
+    void start(LocalWriter writer) {
+        this.local = writer;
+        io.scheduleWithFixedDelay(this::sweep, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Our doorbell rang: {@code from} queued requests for us, or answered ours. Any thread; does not block. */
+    void rung(int from) {
+        io.execute(() -> {
+            drainRequests();
+            collectResults(from);
+        });
+    }
+
+    /** The leader's queue changed hands or a partition opened here: look for requests now. */
+    void poke() {
+        io.execute(this::drainRequests);
+    }
+
+    // ------------------------------------------------------------------ coordinator side
+
+    /** Asks {@code leader} to write a marker; completes when its result comes back (or fails on the leader's error or a timeout). */
+    CompletableFuture<Void> send(int leader, int slot, TopicPartition tp, String topicId, long producerId, short producerEpoch,
+                                 int coordinatorEpoch, boolean commit) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        io.execute(() -> {
+            String name = me + "-" + UUID.randomUUID();
+            Path request = dir(leader).resolve(name + ".req");
+            try {
+                AtomicFiles.replace(disk, request, Json.bytes(new Request(me, slot, tp.topic(), topicId, tp.partition(), producerId,
+                        producerEpoch, coordinatorEpoch, commit)));
+            } catch (IOException | RuntimeException e) {
+                result.completeExceptionally(new org.apache.kafka.common.errors.KafkaStorageException(
+                        "could not queue a marker for " + tp + ": " + e.getMessage()));
+                return;
+            }
+            pending.put(name, new Pending(leader, result, clock.getAsLong(), request));
+            ring.accept(leader);
+        });
+        return result;
+    }
+
+    /** Results {@code leader} wrote for us: complete their futures, remove the files. */
+    private void collectResults(int leader) {
+        if (pending.isEmpty()) {
+            return;
+        }
+        for (Path p : list(dir(leader))) {
+            String file = p.getFileName().toString();
+            if (!file.startsWith(me + "-") || !file.endsWith(".res")) {
+                continue;
+            }
+            String name = file.substring(0, file.length() - ".res".length());
+            Pending waiting = pending.remove(name);
+            Errors error = Errors.UNKNOWN_SERVER_ERROR;
+            try {
+                Result r = Json.read(Files.readAllBytes(p), Result.class);
+                error = Errors.forCode(r.error());
+            } catch (IOException | RuntimeException e) {
+                LOG.warnf("unreadable marker result file=%s: %s", p, e.toString());
+            }
+            delete(p);
+            if (waiting != null) {
+                if (error == Errors.NONE) {
+                    waiting.result().complete(null);
+                } else {
+                    waiting.result().completeExceptionally(error.exception());
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ leader side
+
+    private void drainRequests() {
+        LocalWriter writer = local;
+        if (writer == null) {
+            return;
+        }
+        long now = clock.getAsLong();
+        for (Path p : list(dir(me))) {
+            String file = p.getFileName().toString();
+            if (file.endsWith(".res")) {
+                if (now - modified(p) > ORPHAN_MS) {
+                    delete(p);
+                }
+                continue;
+            }
+            if (!file.endsWith(".req") || file.startsWith(".")) {
+                continue;
+            }
+            String name = file.substring(0, file.length() - ".req".length());
+            if (!inFlight.add(name)) {
+                continue;
+            }
+            Request r;
+            try {
+                r = valid(Json.read(Files.readAllBytes(p), Request.class));
+            } catch (NoSuchFileException e) {
+                inFlight.remove(name);
+                continue;
+            } catch (IOException | RuntimeException e) {
+                LOG.warnf("dropping an unreadable marker request file=%s: %s", p, e.toString());
+                delete(p);
+                inFlight.remove(name);
+                continue;
+            }
+            Errors refused = staleCoordinator(r);
+            CompletableFuture<Void> written = refused != null ? CompletableFuture.failedFuture(refused.exception())
+                    : writer.write(new TopicPartition(r.topic(), r.partition()), r.topicId(), r.producerId(), r.producerEpoch(),
+                            r.coordinatorEpoch(), r.commit());
+            written.whenComplete((v, e) -> io.execute(() -> answer(name, r, p, e)));
+        }
+    }
+
+    private void answer(String name, Request r, Path request, Throwable failure) {
+        Errors error = failure == null ? Errors.NONE : Errors.forException(unwrap(failure));
+        try {
+            AtomicFiles.replace(disk, dir(me).resolve(name + ".res"), Json.bytes(new Result(error.code())));
+            delete(request);
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("could not answer marker request %s: %s", name, e.toString());
+        } finally {
+            inFlight.remove(name);
+        }
+        ring.accept(r.from());
+    }
+
+    /** A request from a coordinator epoch older than the slot's current one in our assignment: a deposed coordinator's. */
+    private Errors staleCoordinator(Request r) {
+        Assignment a = assignment.get();
+        for (SlotAssignment s : a.txnSlots()) {
+            if (s.slot() == r.slot() && s.epoch() > r.coordinatorEpoch()) {
+                return Errors.TRANSACTION_COORDINATOR_FENCED;
+            }
+        }
+        return null;
+    }
+
+    private static Request valid(Request r) {
+        if (r == null || r.topic() == null || r.topic().isEmpty() || r.topic().length() > 249 || r.partition() < 0
+                || r.slot() < 0 || r.slot() >= Assignment.SLOTS || r.producerId() < 0 || r.producerEpoch() < 0
+                || (!r.topic().equals(TxnStateMachine.GROUP_OFFSETS) && Topic.isInternal(r.topic()))) {
+            throw new IllegalArgumentException("marker request out of range: " + r);
+        }
+        return r;
+    }
+
+    // ------------------------------------------------------------------ both
+
+    /** The fallback for lost rings, and the timeout of requests nobody answers. */
+    void sweep() {
+        try {
+            drainRequests();
+            long now = clock.getAsLong();
+            Set<Integer> leaders = ConcurrentHashMap.newKeySet();
+            pending.forEach((name, p) -> {
+                leaders.add(p.leader());
+                if (now - p.sentMs() > TIMEOUT_MS && pending.remove(name, p)) {
+                    delete(p.request());
+                    p.result().completeExceptionally(new org.apache.kafka.common.errors.TimeoutException("no answer from broker " + p.leader()
+                            + " to a marker request within " + TIMEOUT_MS + " ms"));
+                }
+            });
+            leaders.forEach(this::collectResults);
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "marker sweep failed");
+        }
+    }
+
+    private Path dir(int broker) {
+        return root.resolve("to-" + broker);
+    }
+
+    private static List<Path> list(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (var files = Files.list(dir)) {
+            return files.toList();
+        } catch (IOException e) {
+            LOG.debugf("could not list %s: %s", dir, e.toString());
+            return List.of();
+        }
+    }
+
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private void delete(Path p) {
+        try {
+            disk.delete(p);
+        } catch (IOException e) {
+            LOG.debugf("could not delete %s: %s", p, e.toString());
+        }
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        return dev.kaas.broker.protocol.ErrorMapper.unwrap(t);
+    }
+}

@@ -1,0 +1,145 @@
+package dev.kaas.broker.txn;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kaas.common.fs.AtomicFiles;
+import dev.kaas.common.fs.Disk;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.SlotAssignment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two brokers' marker queues on one volume, their doorbells wired to each other as the controller would. */
+class MarkerQueueTest {
+    static final TopicPartition TP = new TopicPartition("orders", 3);
+
+    @TempDir
+    Path data;
+
+    final ScheduledExecutorService io1 = Executors.newSingleThreadScheduledExecutor();
+    final ScheduledExecutorService io2 = Executors.newSingleThreadScheduledExecutor();
+    final AtomicLong clock = new AtomicLong(1_000_000);
+    final AtomicReference<Assignment> assignment = new AtomicReference<>(
+            new Assignment(1, 1, "c", List.of(), List.of(), List.of(), List.of(new SlotAssignment(4, 1, 7))));
+    final Map<String, CompletableFuture<Void>> written = new ConcurrentHashMap<>();
+    MarkerQueue coordinator;
+    MarkerQueue leader;
+    volatile boolean ringsLost;
+
+    @AfterEach
+    void stop() {
+        io1.shutdownNow();
+        io2.shutdownNow();
+    }
+
+    void start() {
+        coordinator = new MarkerQueue(data, 1, assignment::get, to -> ring(to, 1), io1, clock::get, Disk.SYSTEM);
+        leader = new MarkerQueue(data, 2, assignment::get, to -> ring(to, 2), io2, clock::get, Disk.SYSTEM);
+        coordinator.start((tp, id, pid, epoch, ce, commit) -> CompletableFuture.failedFuture(new AssertionError("nothing is led by 1")));
+        leader.start((tp, id, pid, epoch, ce, commit) -> {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            written.put(tp + " " + pid + " " + epoch + " " + ce + " " + commit, f);
+            return f;
+        });
+    }
+
+    void ring(int to, int from) {
+        if (!ringsLost) {
+            (to == 1 ? coordinator : leader).rung(from);
+        }
+    }
+
+    @Test
+    void theLeaderWritesTheMarkerAndItsAnswerCompletesTheCoordinatorsRequest() throws Exception {
+        start();
+        CompletableFuture<Void> sent = coordinator.send(2, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> written.containsKey(TP + " 42 3 7 true"));
+        assertThat(sent).isNotDone();
+        written.get(TP + " 42 3 7 true").complete(null);
+        sent.get(5, TimeUnit.SECONDS);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
+    }
+
+    @Test
+    void theLeadersRefusalReachesTheCoordinatorAsItsError() {
+        start();
+        CompletableFuture<Void> sent = coordinator.send(2, 4, TP, "topic-id", 42, (short) 3, 7, false);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> written.containsKey(TP + " 42 3 7 false"));
+        written.get(TP + " 42 3 7 false").completeExceptionally(new InvalidProducerEpochException("old"));
+        assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(InvalidProducerEpochException.class);
+    }
+
+    @Test
+    void aRequestFromAnOlderEpochOfTheSlotIsRefusedWithoutWriting() {
+        assignment.set(new Assignment(2, 1, "c", List.of(), List.of(), List.of(), List.of(new SlotAssignment(4, 3, 8))));
+        start();
+        CompletableFuture<Void> sent = coordinator.send(2, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(TransactionCoordinatorFencedException.class);
+        assertThat(written).isEmpty();
+    }
+
+    @Test
+    void lostRingsCostOnlyTheSweepInterval() throws Exception {
+        ringsLost = true;
+        start();
+        CompletableFuture<Void> sent = coordinator.send(2, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> written.containsKey(TP + " 42 3 7 true"));
+        written.get(TP + " 42 3 7 true").complete(null);
+        sent.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aRequestNobodyAnswersTimesOutAndIsWithdrawn() throws Exception {
+        start();
+        // Broker 5 is gone: nothing drains its queue.
+        CompletableFuture<Void> sent = coordinator.send(5, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> !files().isEmpty());
+        clock.addAndGet(MarkerQueue.TIMEOUT_MS + 1);
+        assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(TimeoutException.class);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
+    }
+
+    @Test
+    void anUnreadableRequestIsDroppedAndTheQueueGoesOn() throws Exception {
+        Path bad = data.resolve("__cluster/markers/to-2/9-garbage.req");
+        AtomicFiles.write(bad, "{\"topic\":\"../x\",\"partition\":-1}".getBytes(StandardCharsets.UTF_8));
+        start();
+        CompletableFuture<Void> sent = coordinator.send(2, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> written.containsKey(TP + " 42 3 7 true"));
+        written.get(TP + " 42 3 7 true").complete(null);
+        sent.get(5, TimeUnit.SECONDS);
+        assertThat(bad).doesNotExist();
+        assertThat(written).hasSize(1);
+    }
+
+    List<Path> files() throws Exception {
+        Path root = data.resolve("__cluster/markers");
+        if (!Files.exists(root)) {
+            return List.of();
+        }
+        try (var walk = Files.walk(root)) {
+            return walk.filter(Files::isRegularFile).toList();
+        }
+    }
+}
