@@ -109,6 +109,8 @@ public final class SideBySide {
             System.exit(PartitionScale.main0(args));
         } else if (given.contains("--cluster")) {
             System.exit(ClusterBench.main0(args));
+        } else if (given.contains("--transactions")) {
+            System.exit(TransactionBench.main0(args));
         }
         Path root = Path.of(".").toAbsolutePath().normalize();
         int records = 1_000_000;
@@ -528,6 +530,11 @@ public final class SideBySide {
             "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, (\\d+) ms 50th, \\d+ ms 95th, (\\d+) ms 99th");
 
     ProducerRun producerPerf(Server s, String topic, int records, String acks, int processes) throws Exception {
+        return producerPerf(s, topic, records, acks, processes, List.of());
+    }
+
+    /** As {@link #producerPerf(Server, String, int, String, int)}, with more of the tool's options ({@code --transactional-id …}). */
+    ProducerRun producerPerf(Server s, String topic, int records, String acks, int processes, List<String> extra) throws Exception {
         long serverCpu0 = s.cpuMs();
         long t0 = System.nanoTime();
         List<Process> running = new ArrayList<>();
@@ -535,7 +542,8 @@ public final class SideBySide {
         for (int i = 0; i < processes; i++) {
             Path out = opts.work().resolve("producer-" + s.name() + "-" + topic + "-" + i + "-" + System.nanoTime() + ".log");
             outs.add(out);
-            List<String> args = producerArgs(s.bootstrap(), topic, records, acks);
+            List<String> args = new ArrayList<>(producerArgs(s.bootstrap(), topic, records, acks));
+            args.addAll(extra);
             running.add(viaScripts ? startScript("producer-perf-test.sh", args, opts.work().resolve("logs"), out)
                     : start("kafka-producer-perf-test.sh", dist.toolCommand(JAVA, "-Xmx512M", opts.work().resolve("logs"),
                     "org.apache.kafka.tools.ProducerPerformance", args), null, out));
@@ -568,10 +576,23 @@ public final class SideBySide {
     }
 
     Result consumerPerf(Server s, String topic, int records) throws Exception {
+        return consumerPerf(s, topic, records, Map.of());
+    }
+
+    /** As {@link #consumerPerf(Server, String, int)}, with consumer settings ({@code isolation.level=read_committed}). */
+    Result consumerPerf(Server s, String topic, int records, Map<String, String> consumerConfig) throws Exception {
         Path out = opts.work().resolve("consumer-" + s.name() + "-" + System.nanoTime() + ".log");
+        List<String> args = new ArrayList<>(List.of("--bootstrap-server", s.bootstrap(), "--topic", topic, "--messages",
+                Integer.toString(records), "--timeout", "60000"));
+        if (!consumerConfig.isEmpty()) {
+            Path config = opts.work().resolve("consumer-" + System.nanoTime() + ".properties");
+            StringBuilder props = new StringBuilder();
+            consumerConfig.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));
+            Files.writeString(config, props);
+            args.addAll(List.of("--consumer.config", config.toString()));
+        }
         Process p = start("kafka-consumer-perf-test.sh", dist.toolCommand(JAVA, "-Xmx512M", opts.work().resolve("logs"),
-                "org.apache.kafka.tools.ConsumerPerformance", List.of("--bootstrap-server", s.bootstrap(), "--topic", topic, "--messages",
-                Integer.toString(records), "--timeout", "60000")), null, out);
+                "org.apache.kafka.tools.ConsumerPerformance", args), null, out);
         if (!p.waitFor(30, TimeUnit.MINUTES)) {
             p.destroyForcibly();
             throw new IllegalStateException("consumer-perf-test did not finish");

@@ -1,0 +1,98 @@
+package dev.kaas.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code ./kaas bench --transactions}: transactional producers side by side, kaas against Apache
+ * Kafka 3.7.2 (default, and {@code log.flush.interval.messages=1}), one broker each, started fresh
+ * per repetition in alternating order. Workloads, with Apache's own tools:
+ * <ul>
+ *   <li>(t100) {@code kafka-producer-perf-test --transactional-id … --transaction-duration-ms 100}, 1 partition;</li>
+ *   <li>(t10) the same with 10 ms transactions (the coordinator's share of the cost grows);</li>
+ *   <li>(rc) {@code kafka-consumer-perf-test} with {@code isolation.level=read_committed} over what (t100) wrote.</li>
+ * </ul>
+ * The issue's targets: at least 1.0x Apache default throughput and 2x Apache with fsync.
+ */
+public final class TransactionBench {
+    private final SideBySide bench;
+    private final int records;
+    private final int reps;
+    private final List<String> systems;
+
+    TransactionBench(SideBySide bench, int records, int reps, List<String> systems) {
+        this.bench = bench;
+        this.records = records;
+        this.reps = reps;
+        this.systems = systems;
+    }
+
+    /** Parses {@code --transactions [--records N] [--reps R] [--systems kaas,apache,apache-fsync]}. */
+    static int main0(String[] args) throws Exception {
+        Path root = Path.of(".").toAbsolutePath().normalize();
+        int records = 500_000;
+        int reps = 3;
+        List<String> systems = List.of("kaas", "apache", "apache-fsync");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--transactions" -> {
+                }
+                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
+                case "--records" -> records = Integer.parseInt(args[++i]);
+                case "--reps" -> reps = Integer.parseInt(args[++i]);
+                case "--systems" -> systems = List.of(args[++i].split(","));
+                default -> throw new IllegalArgumentException("unknown option for --transactions: " + args[i]
+                        + " (options: --records N, --reps R, --systems kaas,apache,apache-fsync)");
+            }
+        }
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "transactions-");
+        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, records, 1024, reps, 0, systems));
+        new TransactionBench(bench, records, reps, systems).run();
+        return 0;
+    }
+
+    void run() throws Exception {
+        System.out.printf("transactions: %d records x 1024 B, transactions of 100 ms and 10 ms, %d repetitions, work dir %s%n",
+                records, reps, bench.work());
+        SideBySide.warmProbe();
+        for (int rep = 0; rep < reps; rep++) {
+            bench.showCommands(rep == 0);
+            List<String> order = new ArrayList<>(systems);
+            if (rep % 2 == 1) {
+                Collections.reverse(order);
+            }
+            for (String system : order) {
+                System.out.printf("rep %d: %s%n", rep + 1, system);
+                try (SideBySide.Server s = bench.startServer(system, rep)) {
+                    SideBySide.createTopic(s, "t100", 1);
+                    SideBySide.createTopic(s, "t10", 1);
+                    measure(system, s, "t100", 100, rep);
+                    measure(system, s, "t10", 10, rep);
+                    SideBySide.Result rc = bench.consumerPerf(s, "t100", records, Map.of("isolation.level", "read_committed"));
+                    bench.record(system, "(rc) read_committed MB/s", rc.mbPerSec());
+                }
+                SideBySide.deleteTree(bench.work().resolve(system + "-" + rep).resolve("data"));
+                SideBySide.settleDisk();
+            }
+        }
+        String title = String.format("%s, transactions: %d records x 1024 B, acks=all, 1 partition, %d reps (medians)",
+                LocalDateTime.now().withNano(0), records, reps);
+        System.out.println();
+        System.out.println(title);
+        bench.printTable();
+    }
+
+    private void measure(String system, SideBySide.Server s, String topic, int durationMs, int rep) throws Exception {
+        SideBySide.ProducerRun run = bench.producerPerf(s, topic, records, "all", 1,
+                List.of("--transactional-id", "bench-" + topic + "-" + rep, "--transaction-duration-ms", Integer.toString(durationMs)));
+        SideBySide.Result r = run.results().get(0);
+        bench.record(system, "(" + topic + ") txn " + durationMs + " ms MB/s", r.mbPerSec());
+        bench.record(system, "(" + topic + ") p99 ms", r.p99Ms());
+        bench.recordCost(system, "(" + topic + ")", run.cost());
+    }
+}
