@@ -219,6 +219,38 @@ class TransactionalLogTest {
         assertThat(whole).hasSize((int) markerEnd);
     }
 
+    /** The same for a crash inside the transaction's first batch: it either opened the transaction whole or never happened. */
+    @Test
+    void recoveryWithTheFirstTransactionalBatchCutAtEveryByteOpensTheTransactionOnlyWhole() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        appendDurably(log, plain("before"));                 // 0
+        Path segment = segmentFile(dir());
+        long batchStart = Files.size(segment);
+        appendDurably(log, txn(7L, (short) 0, 0, "a", "b")); // 1-2
+        long batchEnd = Files.size(segment);
+        log.abandon();
+        opened.remove(log);
+
+        for (long cut = batchStart; cut <= batchEnd; cut++) {
+            Path copy = tmp.resolve("cut-data-" + cut).resolve("0");
+            copyDir(dir(), copy);
+            try (FileChannel ch = FileChannel.open(segmentFile(copy), StandardOpenOption.WRITE)) {
+                ch.truncate(cut);
+            }
+            PartitionLog recovered = open(copy, 1);
+            if (cut == batchEnd) {
+                assertThat(recovered.highWatermark()).isEqualTo(3);
+                assertThat(recovered.lastStableOffset()).as("the transaction is open").isEqualTo(1);
+            } else {
+                assertThat(recovered.highWatermark()).as("cut at %d", cut).isEqualTo(1);
+                assertThat(recovered.lastStableOffset()).as("cut at %d: no transaction", cut).isEqualTo(1);
+                // Nothing of the producer's transaction survived: its next batch may open one afresh.
+                recovered.append(txn(7L, (short) 0, 0, "again"));
+            }
+            recovered.abandon();
+        }
+    }
+
     private static Path segmentFile(Path dir) throws IOException {
         try (var files = Files.list(dir)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".log")).sorted().findFirst().orElseThrow();
