@@ -41,6 +41,32 @@ class TxnFilesTest {
         assertThat(third.load()).containsExactly(txn("a", TxnState.PREPARE_COMMIT, 10));
     }
 
+    /** A decision the coordinator answered survives a power loss; a loss mid-write leaves the old or the new state, never neither. */
+    @Test
+    void aSaveThatReturnedSurvivesPowerLossAndALossMidWriteLeavesTheOldOrTheNew() throws Exception {
+        int cuts = 0;
+        for (int step = 0; step < 24; step++) {
+            Path dir = Files.createDirectories(data.resolve("cut-" + step));
+            dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+            TxnFiles owner = new TxnFiles(dir, 4, 1, 1, disk);
+            owner.acquire();
+            owner.save(List.of(txn("a", TxnState.ONGOING, 10)));
+            boolean returned = disk.cutAfter(step, () -> owner.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 10))));
+            cuts += returned ? 0 : 1;
+
+            TxnFiles next = new TxnFiles(dir, 4, 2, 2);
+            next.acquire();
+            var loaded = next.load();
+            assertThat(loaded).as("after a loss at step %d the transaction is still there", step).hasSize(1);
+            TxnState state = loaded.iterator().next().state();
+            assertThat(state).as("loss at step %d", step).isIn(TxnState.ONGOING, TxnState.PREPARE_COMMIT);
+            if (returned) {
+                assertThat(state).as("a save that returned, loss at step %d", step).isEqualTo(TxnState.PREPARE_COMMIT);
+            }
+        }
+        assertThat(cuts).isGreaterThan(3);
+    }
+
     @Test
     void anOpenerWithAnOlderEpochCannotTakeTheSlotBack() throws Exception {
         new TxnFiles(data, 4, 5, 1).acquire();
