@@ -43,8 +43,7 @@ public class AddOffsetsToTxnHandler implements ApiHandler {
         }
         TopicPartition offsets = new TopicPartition(TxnStateMachine.GROUP_OFFSETS, Slots.slotFor(d.groupId()));
         short version = ctx.apiVersion();
-        return coordinator.call(id, slot -> CompletableFuture.completedFuture(
-                        slot.addPartitions(id, d.producerId(), d.producerEpoch(), Set.of(offsets))))
+        return coordinator.call(id, slot -> slot.addPartitions(id, d.producerId(), d.producerEpoch(), Set.of(offsets)))
                 .<ApiMessage>thenApply(e -> answer(TxnRequests.forVersion(e, version, (short) 2)))
                 .exceptionally(e -> answer(TxnRequests.coordinatorError(e, id)));
     }

@@ -77,8 +77,7 @@ public class AddPartitionsToTxnHandler implements ApiHandler {
             answer = coordinator.call(id, slot -> CompletableFuture.completedFuture(
                     slot.verify(id, t.producerId(), t.producerEpoch(), partitions)));
         } else {
-            answer = coordinator.call(id, slot -> CompletableFuture.completedFuture(
-                    slot.addPartitions(id, t.producerId(), t.producerEpoch(), partitions)))
+            answer = coordinator.call(id, slot -> slot.addPartitions(id, t.producerId(), t.producerEpoch(), partitions))
                     .thenApply(e -> every(partitions, TxnRequests.forVersion(e, version, (short) 2)));
         }
         return answer.exceptionally(e -> every(partitions, TxnRequests.coordinatorError(e, id)));

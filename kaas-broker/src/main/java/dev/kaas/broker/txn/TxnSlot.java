@@ -2,6 +2,8 @@ package dev.kaas.broker.txn;
 
 import dev.kaas.broker.group.Scheduler;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -49,6 +51,9 @@ public final class TxnSlot {
     private final long expireCheckIntervalMs;
     private boolean closed;
     private boolean lost;
+    /** AddPartitions of a producer's next transaction that arrived while its last one's markers were still out. */
+    private final java.util.Map<String, java.util.List<Runnable>> waitingForMarkers = new java.util.HashMap<>();
+    private long parkedSeq;
 
     public TxnSlot(int slot, int coordinatorEpoch, TxnStateMachine machine, TxnStore store, MarkerWriter markers,
                    Supplier<CompletableFuture<Long>> producerIds, Scheduler scheduler, LongSupplier clock, Executor executor,
@@ -88,6 +93,11 @@ public final class TxnSlot {
 
     public void close() {
         closed = true;
+        // Whoever waited for markers is answered now: the slot's next owner serves the retry.
+        List<Runnable> parked = new ArrayList<>();
+        waitingForMarkers.values().forEach(parked::addAll);
+        waitingForMarkers.clear();
+        parked.forEach(Runnable::run);
     }
 
     public boolean usable() {
@@ -134,11 +144,51 @@ public final class TxnSlot {
         }
     }
 
-    public Errors addPartitions(String id, long producerId, short epoch, Set<TopicPartition> partitions) {
+    /**
+     * AddPartitionsToTxn / AddOffsetsToTxn. A producer's next transaction usually asks to add its
+     * first partition right after EndTxn was answered, while that transaction's markers are still
+     * being written: instead of CONCURRENT_TRANSACTIONS at once (which costs the Java producer a
+     * 20 ms back-off) the request waits up to {@link #MARKER_WAIT_MS} for them and is then decided
+     * afresh; past that it gets CONCURRENT_TRANSACTIONS, as Apache would have answered at once.
+     */
+    public CompletableFuture<Errors> addPartitions(String id, long producerId, short epoch, Set<TopicPartition> partitions) {
+        CompletableFuture<Errors> answer = new CompletableFuture<>();
+        addPartitions(id, producerId, epoch, partitions, answer, true);
+        return answer;
+    }
+
+    /** How long an AddPartitions waits for the previous transaction's markers before CONCURRENT_TRANSACTIONS. */
+    static final long MARKER_WAIT_MS = 100;
+
+    private void addPartitions(String id, long producerId, short epoch, Set<TopicPartition> partitions, CompletableFuture<Errors> answer,
+                               boolean mayWait) {
         if (!usable()) {
-            return Errors.NOT_COORDINATOR;
+            answer.complete(Errors.NOT_COORDINATOR);
+            return;
         }
-        return decide(machine.addPartitions(id, producerId, epoch, partitions, clock.getAsLong()));
+        TxnStateMachine.Decision d = machine.addPartitions(id, producerId, epoch, partitions, clock.getAsLong());
+        TxnMetadata m = machine.get(id);
+        boolean markersOut = d instanceof TxnStateMachine.Decision.Answer a && a.error() == Errors.CONCURRENT_TRANSACTIONS
+                && m != null && m.state().preparing();
+        if (!markersOut || !mayWait) {
+            answer.complete(decide(d));
+            return;
+        }
+        String key = "wait-markers " + id + " " + (parkedSeq++);
+        Runnable retry = () -> {
+            if (!answer.isDone()) {
+                scheduler.cancel(key);
+                addPartitions(id, producerId, epoch, partitions, answer, false);
+            }
+        };
+        waitingForMarkers.computeIfAbsent(id, k -> new ArrayList<>()).add(retry);
+        scheduler.schedule(key, MARKER_WAIT_MS, () -> {
+            List<Runnable> parked = waitingForMarkers.get(id);
+            if (parked != null) {
+                parked.remove(retry);
+            }
+            retry.run();
+        });
     }
 
     public java.util.Map<TopicPartition, Errors> verify(String id, long producerId, short epoch, Set<TopicPartition> partitions) {
@@ -235,16 +285,21 @@ public final class TxnSlot {
         return now != null && now.state() == m.state() && now.producerId() == m.producerId() && now.producerEpoch() == m.producerEpoch();
     }
 
+    /**
+     * Every marker is written: CompleteCommit/CompleteAbort, applied at once and written with the
+     * slot's next write, not on its own. The decision was durable with the Prepare state; if the
+     * completion is lost to a crash, the slot's next owner finds Prepare and sends the markers
+     * again, which close nothing twice. Apache likewise appends it without waiting for a flush.
+     */
     private void completeIfCurrent(TxnMetadata m) {
         TxnMetadata done = machine.complete(m.transactionalId(), m.producerId(), m.producerEpoch(), clock.getAsLong());
         if (done == null) {
             return;
         }
-        if (persist(done) != null) {
-            // Not durable: the Prepare state stands; try again (a lost slot stops here, its next owner completes it).
-            if (usable()) {
-                scheduler.schedule("complete " + m.transactionalId(), MARKER_RETRY_MAX_MS, () -> completeIfCurrent(m));
-            }
+        machine.apply(done);
+        List<Runnable> parked = waitingForMarkers.remove(m.transactionalId());
+        if (parked != null) {
+            parked.forEach(Runnable::run);
         }
     }
 

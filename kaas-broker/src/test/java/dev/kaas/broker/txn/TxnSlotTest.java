@@ -89,7 +89,7 @@ class TxnSlotTest {
         TxnSlot.Init p = init("t");
         assertThat(p.error()).isEqualTo(Errors.NONE);
         assertThat(store.last("t").producerId()).isEqualTo(p.producerId());
-        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A, B))).isEqualTo(Errors.NONE);
+        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A, B)).join()).isEqualTo(Errors.NONE);
 
         assertThat(slot.endTxn("t", p.producerId(), p.epoch(), true)).isEqualTo(Errors.NONE);
         assertThat(store.last("t").state()).isEqualTo(TxnState.PREPARE_COMMIT);
@@ -102,15 +102,47 @@ class TxnSlotTest {
         markers.to(A).get(0).result().complete(null);
         assertThat(store.last("t").state()).as("one marker is not all").isEqualTo(TxnState.PREPARE_COMMIT);
         markers.to(B).get(0).result().complete(null);
-        assertThat(store.last("t").state()).isEqualTo(TxnState.COMPLETE_COMMIT);
         assertThat(slot.state().get("t").state()).isEqualTo(TxnState.COMPLETE_COMMIT);
+        // The completion rides on the slot's next write: a crash before it leaves Prepare, whose markers are sent again.
+        assertThat(store.last("t").state()).isEqualTo(TxnState.PREPARE_COMMIT);
+        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join()).isEqualTo(Errors.NONE);
+        assertThat(store.last("t").state()).isEqualTo(TxnState.ONGOING);
+    }
+
+    @Test
+    void theNextTransactionsAddPartitionsWaitsForTheLastOnesMarkersThenProceeds() throws Exception {
+        slot.open();
+        TxnSlot.Init p = init("t");
+        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join();
+        slot.endTxn("t", p.producerId(), p.epoch(), true);
+        CompletableFuture<Errors> next = slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(B));
+        assertThat(next).as("markers are still out").isNotDone();
+        markers.to(A).get(0).result().complete(null);
+        assertThat(next).isCompletedWithValue(Errors.NONE);
+        assertThat(slot.state().get("t").state()).isEqualTo(TxnState.ONGOING);
+        assertThat(slot.state().get("t").partitionSet()).containsExactly(B);
+    }
+
+    @Test
+    void aWaitForMarkersIsBoundedAndThenAnsweredConcurrentTransactions() throws Exception {
+        slot.open();
+        TxnSlot.Init p = init("t");
+        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join();
+        slot.endTxn("t", p.producerId(), p.epoch(), true);
+        CompletableFuture<Errors> next = slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(B));
+        scheduler.advance(TxnSlot.MARKER_WAIT_MS - 1);
+        assertThat(next).isNotDone();
+        scheduler.advance(1);
+        assertThat(next).isCompletedWithValue(Errors.CONCURRENT_TRANSACTIONS);
+        // A wrong epoch is not worth waiting for.
+        assertThat(slot.addPartitions("t", p.producerId(), (short) 9, Set.of(B))).isCompletedWithValue(Errors.PRODUCER_FENCED);
     }
 
     @Test
     void aWriteThatIsNotDurableIsNeitherAnsweredNorApplied() throws Exception {
         slot.open();
         TxnSlot.Init p = init("t");
-        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A));
+        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join();
         store.ioFailure = true;
         assertThat(slot.endTxn("t", p.producerId(), p.epoch(), true)).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
         assertThat(slot.state().get("t").state()).isEqualTo(TxnState.ONGOING);
@@ -122,9 +154,9 @@ class TxnSlotTest {
         slot.open();
         TxnSlot.Init p = init("t");
         store.failWith = new NotCoordinatorException("fenced");
-        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A))).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join()).isEqualTo(Errors.NOT_COORDINATOR);
         store.failWith = null;
-        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A))).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A)).join()).isEqualTo(Errors.NOT_COORDINATOR);
         assertThat(init("t").error()).isEqualTo(Errors.NOT_COORDINATOR);
     }
 
@@ -132,7 +164,7 @@ class TxnSlotTest {
     void aMarkerThatCannotBeWrittenYetIsRetriedAndAGonePartitionIsDropped() throws Exception {
         slot.open();
         TxnSlot.Init p = init("t");
-        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A, B));
+        slot.addPartitions("t", p.producerId(), p.epoch(), Set.of(A, B)).join();
         slot.endTxn("t", p.producerId(), p.epoch(), false);
         markers.to(A).get(0).result().completeExceptionally(new NotLeaderOrFollowerException("moving"));
         markers.to(B).get(0).result().completeExceptionally(new UnknownTopicOrPartitionException("deleted"));
@@ -175,7 +207,7 @@ class TxnSlotTest {
     void initProducerIdFencingAnOpenTransactionAnswersConcurrentUntilTheAbortCompletes() throws Exception {
         slot.open();
         TxnSlot.Init first = init("t");
-        slot.addPartitions("t", first.producerId(), first.epoch(), Set.of(A));
+        slot.addPartitions("t", first.producerId(), first.epoch(), Set.of(A)).join();
         assertThat(init("t").error()).isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
         assertThat(init("t").error()).as("markers pending").isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
         markers.to(A).get(0).result().complete(null);
