@@ -337,7 +337,8 @@ class ConsumerGroupsIT {
 
     /*
      * The data directory's layout, as far as group ids could reach it: __cluster holds a fixed set of names,
-     * group files are only slot-NN/fence, slot-NN/fences/<epoch> and slot-NN/<hex-encoded id>.<epoch>.json, and everything else at the
+     * group files are only slot-NN/fence, slot-NN/fences/<epoch> and slot-NN/<hex-encoded id>.<epoch>.json (transaction slots:
+     * state.<epoch>.json, ids never in names; marker requests: <broker>-<uuid>.req/.res), and everything else at the
      * top is a partition directory (<topic>-<topic id>/<partition>/files) or a broker's warm-up directory.
      * Atomic writes may leave a hidden .<name>.tmp-<uuid> for a moment.
      */
@@ -347,10 +348,13 @@ class ConsumerGroupsIT {
             "__cluster/catalog/topics\\.json",
             "__cluster/producer_ids/next-block\\.json",
             "__cluster/groups/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
+            "__cluster/txn_state/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|state\\.[0-9a-f]{8}\\.json)",
+            "__cluster/markers/to-[0-9]+/[0-9]+-[0-9a-f-]{36}\\.(req|res)",
             "(?!__)[a-zA-Z0-9._-]+/[0-9]+/(leader-epochs/)?[^/]+",
             "__warmup-broker-[0-9]+/[0-9]+/(leader-epochs/)?[^/]+"));
     static final java.util.regex.Pattern DIRECTORIES = java.util.regex.Pattern.compile(String.join("|",
-            "", "__cluster", "__cluster/(catalog|producer_ids|groups)", "__cluster/groups/slot-[0-9]{2}(/fences)?",
+            "", "__cluster", "__cluster/(catalog|producer_ids|groups|txn_state|markers)", "__cluster/(groups|txn_state)/slot-[0-9]{2}(/fences)?",
+            "__cluster/markers/to-[0-9]+",
             "(?!__)[a-zA-Z0-9._-]+(/[0-9]+(/leader-epochs)?)?", "__warmup-broker-[0-9]+(/[0-9]+(/leader-epochs)?)?"));
 
     static List<String> outsideTheLayout(Path dataDir) throws Exception {

@@ -120,7 +120,7 @@ public final class CoordinatorSlots<S> {
             if (!slots.containsKey(s.slot())) {
                 Slot r = new Slot(s.slot(), s.epoch());
                 slots.put(s.slot(), r);
-                r.executor.execute(() -> acquire(r));
+                r.executor.execute(() -> acquire(r, RETRY_MIN_MS));
             }
         }
         return List.copyOf(releasing);
@@ -143,13 +143,34 @@ public final class CoordinatorSlots<S> {
         return done;
     }
 
-    private void acquire(Slot r) {
+    static final long RETRY_MIN_MS = 1_000;
+    static final long RETRY_MAX_MS = 30_000;
+
+    /**
+     * Takes the slot over. A newer owner's fence ends the attempt (the assignment will move on); any
+     * other failure (the volume briefly unavailable, an unreadable file) is retried with back-off
+     * while the slot is still assigned to us under this epoch: requests get NOT_COORDINATOR meanwhile,
+     * as Apache's while a coordinator partition loads, and nothing the slot owes (markers of
+     * prepared transactions) is forgotten for good.
+     */
+    private void acquire(Slot r, long backoffMs) {
+        if (slots.get(r.slot) != r || r.shard != null) {
+            return;
+        }
         try {
             r.shard = lifecycle.open(r.slot, r.epoch, r, r.executor);
             LOG.debugf("%s slot acquired slot=%d epoch=%d", kind, r.slot, r.epoch);
-        } catch (Exception e) {
-            LOG.errorf(e, "could not take over %s slot=%d epoch=%d", kind, r.slot, r.epoch);
+        } catch (NotCoordinatorException e) {
+            LOG.warnf("%s slot=%d epoch=%d is already held by a newer owner: %s", kind, r.slot, r.epoch, e.getMessage());
             slots.remove(r.slot, r);
+        } catch (Exception e) {
+            LOG.errorf(e, "could not take over %s slot=%d epoch=%d, retrying in %d ms", kind, r.slot, r.epoch, backoffMs);
+            try {
+                timers.schedule(() -> r.executor.execute(() -> acquire(r, Math.min(RETRY_MAX_MS, backoffMs * 2))),
+                        backoffMs, TimeUnit.MILLISECONDS);
+            } catch (RuntimeException stopped) {
+                slots.remove(r.slot, r);
+            }
         }
     }
 

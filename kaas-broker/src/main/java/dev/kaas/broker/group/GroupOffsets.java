@@ -59,6 +59,8 @@ final class GroupOffsets {
     private final Membership membership;
     /** Highest producer epoch this slot saw per producer id (commits and markers): older TxnOffsetCommits are a zombie's. */
     private final Map<Long, Short> producerEpochs = new java.util.HashMap<>();
+    /** Highest coordinator epoch of a marker this slot applied per producer id: an older one is a deposed coordinator's. */
+    private final Map<Long, Integer> coordinatorEpochs = new java.util.HashMap<>();
 
     GroupOffsets(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
                  Predicate<TopicPartition> partitionExists, Membership membership) {
@@ -346,7 +348,14 @@ final class GroupOffsets {
      * become committed (COMMIT) or are dropped (ABORT), each group saved before it changes. A
      * marker of an older epoch than the pending offsets' is a deposed coordinator's and changes nothing.
      */
-    public void completeTxn(long producerId, short producerEpoch, boolean commit) throws IOException {
+    public void completeTxn(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) throws IOException {
+        Integer seenCoordinator = coordinatorEpochs.get(producerId);
+        if (seenCoordinator != null && seenCoordinator > coordinatorEpoch) {
+            // As a partition refuses it: a deposed coordinator's late marker must not decide the producer's next transaction.
+            throw new org.apache.kafka.common.errors.TransactionCoordinatorFencedException("marker of coordinator epoch "
+                    + coordinatorEpoch + " for producer " + producerId + " after one of epoch " + seenCoordinator);
+        }
+        coordinatorEpochs.put(producerId, coordinatorEpoch);
         producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
         for (ClassicGroup group : membership.groups()) {
             GroupStore.PendingTxnOffsets p = group.pendingTxnOffsets().get(producerId);

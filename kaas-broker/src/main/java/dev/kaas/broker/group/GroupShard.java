@@ -625,8 +625,8 @@ public final class GroupShard {
     }
 
     /** A transaction marker for this slot; see {@link GroupOffsets#completeTxn}. */
-    public void completeTxn(long producerId, short producerEpoch, boolean commit) throws IOException {
-        offsets.completeTxn(producerId, producerEpoch, commit);
+    public void completeTxn(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) throws IOException {
+        offsets.completeTxn(producerId, producerEpoch, coordinatorEpoch, commit);
     }
 
     /** Partitions with pending transactional offsets (require_stable); see {@link GroupOffsets#unstable}. */

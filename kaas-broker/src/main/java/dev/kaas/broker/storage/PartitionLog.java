@@ -128,6 +128,8 @@ public final class PartitionLog {
      * readers drop entries whose marker fell below the high watermark.
      */
     private final ConcurrentSkipListMap<Long, Long> unstable = new ConcurrentSkipListMap<>();
+    /** The closed transactions still in {@link #unstable}: marker offset → first offset, so each is dropped once, in order. */
+    private final ConcurrentSkipListMap<Long, Long> completing = new ConcurrentSkipListMap<>();
 
     private final Object flushLock = new Object();
     private final PriorityQueue<Waiter> waiters = new PriorityQueue<>((a, b) -> Long.compare(a.offset, b.offset));
@@ -135,6 +137,8 @@ public final class PartitionLog {
     private volatile LogSegment active;
     private volatile long logEndOffset;
     private volatile long highWatermark;
+    /** Everything below it was covered by a completed fsync and fence check (whatever flush.messages says). */
+    private volatile long flushedOffset;
     private volatile long logStartOffset;
     private volatile boolean fenced;
     private volatile boolean closed;
@@ -215,6 +219,10 @@ public final class PartitionLog {
      * served, and never cost a later epoch any of its records.
      */
     private void recover() throws IOException {
+        // Before any segment (and its transaction index) is opened: a deposed owner still closing
+        // persists its indexes and then its snapshot, so a snapshot read first never claims aborts
+        // past the indexes read after it (see TxnIndex).
+        ProducerSnapshot snapshot = AtomicFiles.read(dir.resolve(PRODUCER_STATE)).map(b -> readJson(b, ProducerSnapshot.class)).orElse(null);
         Manifest manifest = AtomicFiles.read(dir.resolve(MANIFEST)).map(b -> readJson(b, Manifest.class)).orElse(null);
         long checkpoint = AtomicFiles.read(dir.resolve(CHECKPOINT))
                 .map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8).trim())).orElse(0L);
@@ -274,7 +282,7 @@ public final class PartitionLog {
         if (manifest != null) {
             logStartOffset = Math.max(logStartOffset, Math.min(manifest.logStartOffset(), end));
         }
-        rebuildProducerState(end, history);
+        rebuildProducerState(snapshot, end, history);
         LogSegment last = segments.isEmpty() ? null : segments.lastEntry().getValue();
         if (last == null || last.leaderEpoch() != leaderEpoch) {
             // This file is the history's record that this epoch starts at `end`: durable before any append.
@@ -291,6 +299,7 @@ public final class PartitionLog {
         active = last;
         logEndOffset = end;
         highWatermark = end;
+        flushedOffset = end;
         lastFlushMs = clock.getAsLong();
         // The manifest rarely changes between owners; rewriting it anyway would cost two fsyncs per
         // partition on every takeover, which is what bounds taking over thousands at once.
@@ -342,9 +351,8 @@ public final class PartitionLog {
         }
     }
 
-    private void rebuildProducerState(long end, EpochHistory history) throws IOException {
+    private void rebuildProducerState(ProducerSnapshot snapshot, long end, EpochHistory history) throws IOException {
         long from = logStartOffset;
-        var snapshot = AtomicFiles.read(dir.resolve(PRODUCER_STATE)).map(b -> readJson(b, ProducerSnapshot.class)).orElse(null);
         boolean ownEpochsPart = snapshot != null && snapshot.leaderEpoch() != null
                 && snapshot.offset() <= history.endOf(snapshot.leaderEpoch());
         if (ownEpochsPart && snapshot.offset() <= end && snapshot.offset() >= logStartOffset) {
@@ -402,11 +410,18 @@ public final class PartitionLog {
             EndTransactionMarker marker = EndTransactionMarker.deserialize(r);
             ProducerStateTable.CompletedTxn done = producers.completeTxn(b.producerId(), b.producerEpoch(),
                     marker.coordinatorEpoch(), b.baseOffset(), type == ControlRecordType.ABORT);
-            finish(s, done);
+            if (done != null) {
+                if (done.aborted()) {
+                    s.txnIndex().add(new TxnIndex.AbortedTxn(done.producerId(), done.firstOffset(), done.lastOffset(),
+                            stableOffsetAfter(done)));
+                }
+                // Recovered bytes are durable and end up below the high watermark: stable at once.
+                unstable.remove(done.firstOffset());
+            }
         }
     }
 
-    /** Records a closed transaction: unstable until its marker is below the high watermark; an abort goes into the index. */
+    /** Records a transaction a marker closed on the append path: unstable until its marker is below the high watermark; an abort goes into the index. */
     private void finish(LogSegment markerSegment, ProducerStateTable.CompletedTxn done) {
         if (done == null) {
             return;
@@ -415,6 +430,7 @@ public final class PartitionLog {
             markerSegment.txnIndex().add(new TxnIndex.AbortedTxn(done.producerId(), done.firstOffset(), done.lastOffset(),
                     stableOffsetAfter(done)));
         }
+        completing.put(done.lastOffset(), done.firstOffset());
         unstable.put(done.firstOffset(), done.lastOffset());
     }
 
@@ -556,6 +572,7 @@ public final class PartitionLog {
         if (!config.syncEveryAppend()) {
             // Page-cache acknowledgement, as Apache with flush.messages > 1: visible at once.
             highWatermark = next;
+            dropStable(next);
             onHighWatermark.run();
             if (flushNow) {
                 requestFlush(next);
@@ -593,15 +610,28 @@ public final class PartitionLog {
      */
     public long lastStableOffset() {
         long hw = highWatermark;
-        for (var e : unstable.entrySet()) {
-            if (e.getValue() < hw) {
-                // Its marker is durable and visible: consumers below it can tell commit from abort.
-                unstable.remove(e.getKey(), e.getValue());
-                continue;
+        dropStable(hw);
+        Map.Entry<Long, Long> oldest = unstable.firstEntry();
+        return oldest == null ? hw : Math.min(oldest.getKey(), hw);
+    }
+
+    /**
+     * Forgets the closed transactions whose marker is below {@code hw}: durable and visible, so
+     * consumers below it can tell commit from abort. Called as the high watermark moves (so a
+     * partition nobody reads does not keep one entry per transaction) and by readers; any thread,
+     * each entry removed once.
+     */
+    private void dropStable(long hw) {
+        for (Map.Entry<Long, Long> e = completing.firstEntry(); e != null && e.getKey() < hw; e = completing.firstEntry()) {
+            if (completing.remove(e.getKey(), e.getValue())) {
+                unstable.remove(e.getValue(), e.getKey());
             }
-            return Math.min(e.getKey(), hw);
         }
-        return hw;
+    }
+
+    /** Transactions open or not yet stable (for tests: this must not grow with the number of transactions). */
+    int unstableTransactions() {
+        return unstable.size();
     }
 
     /** One aborted transaction as a READ_COMMITTED fetch reports it. */
@@ -616,8 +646,10 @@ public final class PartitionLog {
     public List<AbortedTransaction> abortedTransactions(long fetchOffset, long upperBound) {
         List<TxnIndex.AbortedTxn> found = new ArrayList<>();
         Long from = segments.floorKey(fetchOffset);
+        // Every later segment too: an abort's marker (and so its entry) may lie in a segment past
+        // the upper bound while its data is inside it; an entry whose stable offset reaches the bound ends the search.
         for (LogSegment s : segments.tailMap(from == null ? fetchOffset : from).values()) {
-            if (s.baseOffset() >= upperBound || s.txnIndex().collect(fetchOffset, upperBound, found)) {
+            if (s.txnIndex().collect(fetchOffset, upperBound, found)) {
                 break;
             }
         }
@@ -673,6 +705,23 @@ public final class PartitionLog {
         if (!config.syncEveryAppend() || endOffset <= highWatermark) {
             return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
         }
+        return awaitFlush(endOffset, writer);
+    }
+
+    /**
+     * Completes once every offset below {@code endOffset} is fsynced and still owned, whatever
+     * {@code flush.messages} says: transaction markers are written with acks=all durability, as
+     * Apache's coordinator writes them, because nothing sends a marker again once its transaction
+     * completed. Call it from the writer's task that appended.
+     */
+    public CompletableFuture<Void> awaitFlushed(long endOffset, SerialExecutor writer) {
+        if (endOffset <= flushedOffset) {
+            return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
+        }
+        return awaitFlush(endOffset, writer);
+    }
+
+    private CompletableFuture<Void> awaitFlush(long endOffset, SerialExecutor writer) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         synchronized (flushLock) {
             if (closed || fenced) {
@@ -756,6 +805,7 @@ public final class PartitionLog {
                     highWatermark = target;
                     advanced = true;
                 }
+                flushedOffset = Math.max(flushedOffset, target);
                 while (!waiters.isEmpty() && waiters.peek().offset() <= target) {
                     done.add(waiters.poll());
                 }
@@ -768,6 +818,10 @@ public final class PartitionLog {
                 // Cleared under the lock, so an awaitDurable after this starts the next loop.
                 flushing = false;
             }
+        }
+        if (advanced) {
+            // Before anyone hears of the new high watermark: what it made stable is no longer tracked.
+            dropStable(target);
         }
         for (Waiter w : done) {
             if (failure == null) {

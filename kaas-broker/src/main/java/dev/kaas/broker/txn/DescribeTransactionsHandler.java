@@ -44,7 +44,9 @@ public class DescribeTransactionsHandler implements ApiHandler {
                 all.add(CompletableFuture.completedFuture(base.setTransactionalId("").setErrorCode(Errors.INVALID_REQUEST.code())));
                 continue;
             }
-            all.add(coordinator.call(id, slot -> CompletableFuture.completedFuture(slot.state().get(id)))
+            all.add(coordinator.call(id, slot -> slot.usable() ? CompletableFuture.completedFuture(slot.state().get(id))
+                            : CompletableFuture.<TxnMetadata>failedFuture(new org.apache.kafka.common.errors.NotCoordinatorException(
+                                    "transaction slot taken over")))
                     .thenApply(m -> m == null ? base.setErrorCode(Errors.TRANSACTIONAL_ID_NOT_FOUND.code()) : describe(base, m))
                     .exceptionally(e -> base.setErrorCode(TxnRequests.coordinatorError(e, id).code())));
         }

@@ -48,7 +48,7 @@ public class ListTransactionsHandler implements ApiHandler {
             }
         }
         Set<Long> pids = new HashSet<>(d.producerIdFilters());
-        return coordinator.callAll(slot -> slot.state().all().stream()
+        return coordinator.callAll(slot -> (slot.usable() ? slot.state().all() : List.<TxnMetadata>of()).stream()
                         .filter(m -> (d.stateFilters().isEmpty() || states.contains(m.state()))
                                 && (pids.isEmpty() || pids.contains(m.producerId())))
                         .map(m -> new ListTransactionsResponseData.TransactionState().setTransactionalId(m.transactionalId())

@@ -209,9 +209,14 @@ final class MarkerQueue {
                 continue;
             }
             Errors refused = staleCoordinator(r);
-            CompletableFuture<Void> written = refused != null ? CompletableFuture.failedFuture(refused.exception())
-                    : writer.write(new TopicPartition(r.topic(), r.partition()), r.topicId(), r.producerId(), r.producerEpoch(),
-                            r.coordinatorEpoch(), r.commit());
+            CompletableFuture<Void> written;
+            try {
+                written = refused != null ? CompletableFuture.failedFuture(refused.exception())
+                        : writer.write(new TopicPartition(r.topic(), r.partition()), r.topicId() == null ? "" : r.topicId(),
+                                r.producerId(), r.producerEpoch(), r.coordinatorEpoch(), r.commit());
+            } catch (RuntimeException e) {
+                written = CompletableFuture.failedFuture(e);
+            }
             written.whenComplete((v, e) -> io.execute(() -> answer(name, r, p, e)));
         }
     }

@@ -76,7 +76,7 @@ final class PartitionMarkers implements MarkerWriter {
                 return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("no group slot " + tp.partition()));
             }
             return groups.callSlot(tp.partition(), shard -> {
-                shard.completeTxn(producerId, producerEpoch, commit);
+                shard.completeTxn(producerId, producerEpoch, coordinatorEpoch, commit);
                 return null;
             });
         }
@@ -98,7 +98,7 @@ final class PartitionMarkers implements MarkerWriter {
             r.writer().execute(() -> {
                 try {
                     long offset = r.log().appendMarker(producerId, producerEpoch, coordinatorEpoch, commit);
-                    r.log().awaitDurable(offset + 1, r.writer()).whenComplete((v, e) -> {
+                    r.log().awaitFlushed(offset + 1, r.writer()).whenComplete((v, e) -> {
                         if (e == null) {
                             done.complete(null);
                         } else {

@@ -184,8 +184,8 @@ public final class TxnSlot {
         waitingForMarkers.computeIfAbsent(id, k -> new ArrayList<>()).add(retry);
         scheduler.schedule(key, MARKER_WAIT_MS, () -> {
             List<Runnable> parked = waitingForMarkers.get(id);
-            if (parked != null) {
-                parked.remove(retry);
+            if (parked != null && parked.remove(retry) && parked.isEmpty()) {
+                waitingForMarkers.remove(id);
             }
             retry.run();
         });
@@ -251,6 +251,10 @@ public final class TxnSlot {
     }
 
     private void deliver(TxnMetadata m, TopicPartition tp, Set<TopicPartition> remaining, long backoffMs) {
+        if (!usable() || !stillFinishing(m)) {
+            // A retry after the slot was lost or the transaction moved on: its next owner sends what is left.
+            return;
+        }
         boolean commit = m.state() == TxnState.PREPARE_COMMIT;
         CompletableFuture<Void> sent;
         try {

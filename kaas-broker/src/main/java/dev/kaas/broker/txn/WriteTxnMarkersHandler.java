@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.message.WriteTxnMarkersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -76,10 +77,12 @@ public class WriteTxnMarkersHandler implements ApiHandler {
     private CompletableFuture<Void> write(TopicPartition tp, WriteTxnMarkersRequestData.WritableTxnMarker m) {
         if (tp.topic().equals(TxnStateMachine.GROUP_OFFSETS)) {
             return groups.callSlot(tp.partition(), shard -> {
-                shard.completeTxn(m.producerId(), m.producerEpoch(), m.transactionResult());
+                shard.completeTxn(m.producerId(), m.producerEpoch(), m.coordinatorEpoch(), m.transactionResult());
                 return (Void) null;
-            }).exceptionallyCompose(e -> CompletableFuture.failedFuture(
-                    new org.apache.kafka.common.errors.NotLeaderOrFollowerException("group slot " + tp.partition() + " is not coordinated here")));
+            }).exceptionallyCompose(e -> CompletableFuture.failedFuture(ErrorMapper.unwrap(e) instanceof NotCoordinatorException
+                    // As Apache's new group coordinator maps it: the slot is elsewhere, the caller looks again.
+                    ? new org.apache.kafka.common.errors.NotLeaderOrFollowerException("group slot " + tp.partition() + " is not coordinated here")
+                    : ErrorMapper.unwrap(e)));
         }
         Replica r = partitions.get(tp);
         if (r == null || r.log().isFenced()) {

@@ -119,4 +119,53 @@ class GroupOffsetsTest {
         assertThat(offsets.commit("live", "m", null, 0, commitOf(6), -1)).containsEntry(tp, Errors.NOT_COORDINATOR);
         assertThat(offsets.fetch("live", null).get(tp).offset()).isEqualTo(5);
     }
+
+    @Test
+    void transactionalOffsetsArePendingUntilTheCommitMarkerAndDroppedOnAbort() throws Exception {
+        // Given offsets committed in producer 7's transaction (a producer-only client: no member, generation -1)
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10))).containsEntry(tp, Errors.NONE);
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp)).as("not visible before the marker").isNull();
+        assertThat(offsets.unstable("g")).containsExactly(tp);
+        assertThat(saved.get("g").pending()).containsKey(7L);
+
+        // When the COMMIT marker arrives
+        offsets.completeTxn(7L, (short) 0, 3, true);
+
+        // Then they are committed, durably, and nothing is pending
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(10);
+        assertThat(saved.get("g").offsets().get(tp).offset()).isEqualTo(10);
+        assertThat(saved.get("g").pending()).isEmpty();
+        assertThat(offsets.unstable("g")).isEmpty();
+
+        // And an aborted transaction's offsets are dropped
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(20));
+        offsets.completeTxn(7L, (short) 0, 3, false);
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(10);
+    }
+
+    @Test
+    void zombiesAndDeposedCoordinatorsAreRefused() throws Exception {
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(10));
+        // A zombie producer of an older epoch
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 1, commitOf(99))).containsEntry(tp, Errors.INVALID_PRODUCER_EPOCH);
+        offsets.completeTxn(7L, (short) 2, 5, true);
+        // The next transaction's offsets, then a late marker from a deposed coordinator (epoch 4)
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(20));
+        assertThatThrownBy(() -> offsets.completeTxn(7L, (short) 2, 4, true))
+                .isInstanceOf(org.apache.kafka.common.errors.TransactionCoordinatorFencedException.class);
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(10);
+        assertThat(offsets.unstable("g")).containsExactly(tp);
+    }
+
+    @Test
+    void aTransactionalCommitFromAMemberIsCheckedLikeApache() throws Exception {
+        ClassicGroup g = new ClassicGroup("live", GroupState.EMPTY, 0);
+        g.add(new Member("m", null, "c", "h", 1000, 10_000, "consumer", Map.of("range", new byte[0])), null);
+        groups.put("live", g);
+        assertThat(offsets.txnCommit("live", "other", null, 0, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.UNKNOWN_MEMBER_ID);
+        assertThat(offsets.txnCommit("live", "m", null, 3, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.ILLEGAL_GENERATION);
+        assertThat(offsets.txnCommit("live", "", null, -1, 7L, (short) 0, commitOf(1))).as("producer-only clients may")
+                .containsEntry(tp, Errors.NONE);
+        assertThat(offsets.txnCommit("", "", null, -1, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.INVALID_GROUP_ID);
+    }
 }

@@ -102,6 +102,55 @@ class TransactionalLogTest {
         assertThat(log.abortedTransactions(0, 3)).as("a range ending before the aborted data").isEmpty();
     }
 
+    /**
+     * A roll between an aborted transaction's data and its marker puts the index entry in a later
+     * segment than the data, past the fetch's upper bound: it must still be returned, or a
+     * READ_COMMITTED consumer takes the aborted records for committed ones.
+     */
+    @Test
+    void anAbortWhoseMarkerIsInALaterSegmentIsStillReported() throws Exception {
+        PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(Map.of("segment.bytes", "150")), clock::get, flusher);
+        opened.add(log);
+        appendDurably(log, txn(7L, (short) 0, 0, "aborted-1", "aborted-2"));  // 0-1, producer 7
+        appendDurably(log, txn(8L, (short) 0, 0, "open"));                     // 2, producer 8 stays open
+        markDurably(log, 7L, (short) 0, 0, false);                              // 3, in a later segment
+        assertThat(log.segmentCount()).as("the marker went to a new segment").isGreaterThan(1);
+        long lso = log.lastStableOffset();
+        assertThat(lso).isEqualTo(2);
+        assertThat(log.abortedTransactions(0, lso)).containsExactly(new PartitionLog.AbortedTransaction(7L, 0));
+    }
+
+    /** Closed transactions are forgotten as the high watermark passes their markers, read or not. */
+    @Test
+    void aPartitionNobodyReadsDoesNotKeepAnEntryPerTransaction() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        for (int t = 0; t < 200; t++) {
+            appendDurably(log, txn(7L, (short) 0, t, "v" + t));
+            markDurably(log, 7L, (short) 0, 0, t % 2 == 0);
+        }
+        assertThat(log.unstableTransactions()).isZero();
+        assertThat(log.lastStableOffset()).isEqualTo(log.highWatermark());
+    }
+
+    /** Markers are fsynced before they count even where data is acknowledged from the page cache. */
+    @Test
+    void aMarkerIsDurableBeforeItCountsWhateverFlushMessagesSays() throws Exception {
+        dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+        Map<String, String> pageCache = Map.of("flush.messages", "100000", "flush.ms", "100000000");
+        PartitionLog log = PartitionLog.open(dir(), TP, TOPIC_ID, 0, 1, LogConfig.from(pageCache), clock::get, flusher, disk);
+        opened.add(log);
+        log.append(txn(7L, (short) 0, 0, "a"));
+        long marker = log.appendMarker(7L, (short) 0, 0, false);
+        log.awaitFlushed(marker + 1, null).get(10, TimeUnit.SECONDS);
+        disk.powerLoss();
+
+        PartitionLog after = PartitionLog.open(dir(), TP, TOPIC_ID, 1, 1, LogConfig.from(pageCache), clock::get, flusher, disk);
+        opened.add(after);
+        assertThat(after.logEndOffset()).isEqualTo(marker + 1);
+        assertThat(after.lastStableOffset()).isEqualTo(marker + 1);
+        assertThat(after.abortedTransactions(0, marker + 1)).containsExactly(new PartitionLog.AbortedTransaction(7L, 0));
+    }
+
     @Test
     void aTransactionStaysUnstableUntilItsMarkerIsDurable() throws Exception {
         PartitionLog log = open(dir(), 0);
