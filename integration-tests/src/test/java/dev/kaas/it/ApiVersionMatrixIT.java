@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
@@ -86,7 +87,9 @@ class ApiVersionMatrixIT {
             ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
             ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP,
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
-            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER);
+            ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER,
+            ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -480,6 +483,81 @@ class ApiVersionMatrixIT {
                 assertThat(p.errorCode()).as("list offsets v%d", v).isZero();
                 long offset = v == 0 ? p.oldStyleOffsets().get(0) : p.offset();
                 assertThat(offset).as("latest at v%d", v).isEqualTo(expectedOffset);
+            }
+        }
+    }
+
+    /** One whole transaction per version of each transaction API, over the wire, as the Java client would send it. */
+    @Test
+    void transactionApisAtEveryVersion() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            // Its own topic: the produce matrix counts offsets on "matrix".
+            admin.createTopics(List.of(new NewTopic("matrix-txn", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.INIT_PRODUCER_ID); v++) {
+                String id = "matrix-txn-" + v;
+                var init = (org.apache.kafka.common.requests.InitProducerIdResponse) c.send(ApiKeys.INIT_PRODUCER_ID, v,
+                        new org.apache.kafka.common.message.InitProducerIdRequestData().setTransactionalId(id).setTransactionTimeoutMs(60_000)
+                                .setProducerId(-1).setProducerEpoch((short) -1));
+                assertThat(init.error()).as("InitProducerId v%d", v).isEqualTo(Errors.NONE);
+                long pid = init.data().producerId();
+                short epoch = init.data().producerEpoch();
+
+                short addV = (short) Math.min(v, 3);
+                var add = new org.apache.kafka.common.message.AddPartitionsToTxnRequestData().setV3AndBelowTransactionalId(id)
+                        .setV3AndBelowProducerId(pid).setV3AndBelowProducerEpoch(epoch);
+                var addTopics = new org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTopicCollection();
+                addTopics.add(new org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic().setName("matrix-txn")
+                        .setPartitions(List.of(0)));
+                add.setV3AndBelowTopics(addTopics);
+                var added = (org.apache.kafka.common.requests.AddPartitionsToTxnResponse) c.send(ApiKeys.ADD_PARTITIONS_TO_TXN, addV, add);
+                assertThat(added.errors().get(org.apache.kafka.common.requests.AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID))
+                        .as("AddPartitionsToTxn v%d", addV).containsEntry(new TopicPartition("matrix-txn", 0), Errors.NONE);
+
+                short offV = (short) Math.min(v, max(ApiKeys.ADD_OFFSETS_TO_TXN));
+                var offsets = (org.apache.kafka.common.requests.AddOffsetsToTxnResponse) c.send(ApiKeys.ADD_OFFSETS_TO_TXN, offV,
+                        new org.apache.kafka.common.message.AddOffsetsToTxnRequestData().setTransactionalId(id).setProducerId(pid)
+                                .setProducerEpoch(epoch).setGroupId("matrix-group-" + v));
+                assertThat(Errors.forCode(offsets.data().errorCode())).as("AddOffsetsToTxn v%d", offV).isEqualTo(Errors.NONE);
+
+                short tocV = (short) Math.min(v, max(ApiKeys.TXN_OFFSET_COMMIT));
+                var toc = new org.apache.kafka.common.message.TxnOffsetCommitRequestData().setTransactionalId(id)
+                        .setGroupId("matrix-group-" + v).setProducerId(pid).setProducerEpoch(epoch).setGenerationId(-1).setMemberId("");
+                toc.topics().add(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName("matrix-txn")
+                        .setPartitions(List.of(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                                .setPartitionIndex(0).setCommittedOffset(0))));
+                var committed = (org.apache.kafka.common.requests.TxnOffsetCommitResponse) c.send(ApiKeys.TXN_OFFSET_COMMIT, tocV, toc);
+                assertThat(committed.errors()).as("TxnOffsetCommit v%d", tocV).containsEntry(new TopicPartition("matrix-txn", 0), Errors.NONE);
+
+                short endV = (short) Math.min(v, max(ApiKeys.END_TXN));
+                var end = (org.apache.kafka.common.requests.EndTxnResponse) c.send(ApiKeys.END_TXN, endV,
+                        new org.apache.kafka.common.message.EndTxnRequestData().setTransactionalId(id).setProducerId(pid)
+                                .setProducerEpoch(epoch).setCommitted(true));
+                assertThat(end.error()).as("EndTxn v%d", endV).isEqualTo(Errors.NONE);
+            }
+            var described = (org.apache.kafka.common.requests.DescribeTransactionsResponse) c.send(ApiKeys.DESCRIBE_TRANSACTIONS, (short) 0,
+                    new org.apache.kafka.common.message.DescribeTransactionsRequestData().setTransactionalIds(List.of("matrix-txn-0", "never-seen")));
+            assertThat(described.data().transactionStates()).extracting(t -> Errors.forCode(t.errorCode()))
+                    .containsExactly(Errors.NONE, Errors.TRANSACTIONAL_ID_NOT_FOUND);
+            var listed = (org.apache.kafka.common.requests.ListTransactionsResponse) c.send(ApiKeys.LIST_TRANSACTIONS, (short) 0,
+                    new org.apache.kafka.common.message.ListTransactionsRequestData().setStateFilters(List.of("CompleteCommit", "NoSuchState")));
+            assertThat(listed.data().unknownStateFilters()).containsExactly("NoSuchState");
+            assertThat(listed.data().transactionStates()).extracting(t -> t.transactionalId()).contains("matrix-txn-0");
+            var producers = new org.apache.kafka.common.message.DescribeProducersRequestData();
+            producers.topics().add(new org.apache.kafka.common.message.DescribeProducersRequestData.TopicRequest().setName("matrix-txn")
+                    .setPartitionIndexes(List.of(0)));
+            var described2 = (org.apache.kafka.common.requests.DescribeProducersResponse) c.send(ApiKeys.DESCRIBE_PRODUCERS, (short) 0, producers);
+            assertThat(Errors.forCode(described2.data().topics().get(0).partitions().get(0).errorCode())).isEqualTo(Errors.NONE);
+            for (short v = 0; v <= max(ApiKeys.WRITE_TXN_MARKERS); v++) {
+                var markers = new org.apache.kafka.common.message.WriteTxnMarkersRequestData();
+                markers.markers().add(new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(999_999)
+                        .setProducerEpoch((short) 0).setTransactionResult(false).setCoordinatorEpoch(0).setTopics(List.of(
+                                new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName("matrix-txn")
+                                        .setPartitionIndexes(List.of(0)))));
+                var written = (org.apache.kafka.common.requests.WriteTxnMarkersResponse) c.send(ApiKeys.WRITE_TXN_MARKERS, v, markers);
+                assertThat(written.errorsByProducerId().get(999_999L)).as("WriteTxnMarkers v%d", v)
+                        .containsEntry(new TopicPartition("matrix-txn", 0), Errors.NONE);
             }
         }
     }

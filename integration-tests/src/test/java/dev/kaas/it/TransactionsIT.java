@@ -290,4 +290,27 @@ class TransactionsIT {
         }
         assertThat(values(readAll(topic, 1, IsolationLevel.READ_COMMITTED, 1))).containsExactly("v");
     }
+
+    @Test
+    void hostileTransactionalIdsWorkAndStayInsideTheDataDirectory() throws Exception {
+        String topic = "txn-hostile-ids";
+        createTopic(topic, 1);
+        List<String> ids = List.of("../../escape", "a/b/c", "/etc/passwd", "nul\u0000id", "..", "x".repeat(32767));
+        for (String id : ids) {
+            // The Java client's default client.id ("producer-" + transactional.id) would not fit a request header with the longest id.
+            try (KafkaProducer<String, String> producer = transactional(id, Map.of("client.id", "hostile-" + id.length()))) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>(topic, 0, "k", "v" + id.length())).get(30, TimeUnit.SECONDS);
+                producer.commitTransaction();
+            }
+        }
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            var described = admin.describeTransactions(ids).all().get(30, TimeUnit.SECONDS);
+            assertThat(described.keySet()).containsExactlyInAnyOrderElementsOf(ids);
+            assertThat(described.values()).allSatisfy(d -> assertThat(d.state()).isEqualTo(TransactionState.COMPLETE_COMMIT));
+        }
+        assertThat(readAll(topic, 1, IsolationLevel.READ_COMMITTED, ids.size())).hasSize(ids.size());
+        assertThat(ConsumerGroupsIT.outsideTheLayout(cluster.dataDir())).as("files outside the data directory's layout").isEmpty();
+    }
 }

@@ -51,6 +51,12 @@ public class ClusterView {
         return snapshot.byId().get(topicId);
     }
 
+    /** Whether the applied assignment has this partition (an unknown one is UNKNOWN_TOPIC_OR_PARTITION). */
+    public boolean exists(org.apache.kafka.common.TopicPartition tp) {
+        TopicAssignment t = topic(tp.topic());
+        return t != null && tp.partition() >= 0 && tp.partition() < t.partitions().size();
+    }
+
     public Map<String, TopicAssignment> topics() {
         return snapshot.byName();
     }

@@ -4,25 +4,17 @@ import dev.kaas.broker.cluster.AssignmentApplied;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
-import dev.kaas.broker.storage.SerialExecutor;
 import dev.kaas.common.model.Assignment;
-import dev.kaas.common.model.SlotAssignment;
 import dev.kaas.common.model.Slots;
-import dev.kaas.common.model.TopicAssignment;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.jboss.logging.Logger;
 
 /**
@@ -105,8 +97,7 @@ public class GroupCoordinator {
     }
 
     private boolean partitionExists(TopicPartition tp) {
-        TopicAssignment t = view.topic(tp.topic());
-        return t != null && tp.partition() >= 0 && tp.partition() < t.partitions().size();
+        return view.exists(tp);
     }
 
     @FunctionalInterface

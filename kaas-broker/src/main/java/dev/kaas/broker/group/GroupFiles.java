@@ -66,7 +66,12 @@ public final class GroupFiles implements GroupStore {
         this.dir = dataDir.resolve("__cluster").resolve("groups").resolve(String.format("slot-%02d", slot));
         this.epoch = epoch;
         this.broker = broker;
-        this.fence = new EpochFence(disk, dir, "fence", b -> {
+        this.fence = slotFence(disk, dir);
+    }
+
+    /** The fence of a coordinator slot's directory (group or transaction): {@code {"epoch":e,"broker":b}} per epoch. */
+    public static EpochFence slotFence(Disk disk, Path dir) {
+        return new EpochFence(disk, dir, "fence", b -> {
             try {
                 Fence f = Json.read(b, Fence.class);
                 return new EpochFence.Holder(f.epoch(), f.broker());

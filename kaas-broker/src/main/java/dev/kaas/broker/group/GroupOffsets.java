@@ -108,7 +108,7 @@ final class GroupOffsets {
             }
         }
         if (groupError == null && !created) {
-            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId);
+            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId, false);
             if (groupError == null && group.is(GroupState.COMPLETING_REBALANCE)) {
                 groupError = Errors.REBALANCE_IN_PROGRESS;
             }
@@ -121,19 +121,7 @@ final class GroupOffsets {
         }
         // A commit from a member counts as a sign of life, as Apache's.
         membership.memberActive(group, memberId);
-        long now = clock.getAsLong();
-        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
-        for (GroupShard.OffsetToCommit o : offsets) {
-            if (!partitionExists.test(o.tp())) {
-                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
-                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
-            } else {
-                long expire = retentionMs > 0 ? now + retentionMs : -1;
-                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
-                result.put(o.tp(), Errors.NONE);
-            }
-        }
+        Map<TopicPartition, CommittedOffset> accepted = accept(offsets, retentionMs, result);
         if (!accepted.isEmpty()) {
             Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
             next.putAll(accepted);
@@ -151,9 +139,17 @@ final class GroupOffsets {
         return result;
     }
 
-    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
+    /**
+     * Apache 3.7's {@code validateOffsetCommit}: a member (or static instance) must be current and
+     * its generation match; without a member, an OffsetCommit may go only to an Empty group, while
+     * a TxnOffsetCommit may go to any (producer-only clients), and to an Empty one at any generation below 0.
+     */
+    private Errors validateOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId, boolean transactional) {
         if (group.is(GroupState.DEAD)) {
             return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        if (transactional && generationId < 0 && group.is(GroupState.EMPTY)) {
+            return null;
         }
         if (generationId >= 0 || !GroupShard.UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
             Errors e = membership.validateCurrentMember(group, memberId, groupInstanceId);
@@ -162,8 +158,26 @@ final class GroupOffsets {
             }
             return generationId != group.generationId() ? Errors.ILLEGAL_GENERATION : null;
         }
-        // When the group has members, only members may commit.
-        return group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+        return transactional || group.is(GroupState.EMPTY) ? null : Errors.UNKNOWN_MEMBER_ID;
+    }
+
+    /** The offsets of a commit that may be stored, each partition's answer put in {@code result}. */
+    private Map<TopicPartition, CommittedOffset> accept(List<GroupShard.OffsetToCommit> offsets, long retentionMs,
+                                                       Map<TopicPartition, Errors> result) {
+        long now = clock.getAsLong();
+        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
+        for (GroupShard.OffsetToCommit o : offsets) {
+            if (!partitionExists.test(o.tp())) {
+                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
+                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
+            } else {
+                long expire = retentionMs > 0 ? now + retentionMs : -1;
+                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, expire));
+                result.put(o.tp(), Errors.NONE);
+            }
+        }
+        return accepted;
     }
 
     /** Committed offsets of a group; {@code partitions == null} means all. Unknown groups have none. */
@@ -274,7 +288,7 @@ final class GroupOffsets {
             created = true;
         }
         if (groupError == null) {
-            groupError = validateTxnOffsetCommit(group, generationId, memberId, groupInstanceId);
+            groupError = validateOffsetCommit(group, generationId, memberId, groupInstanceId, true);
         }
         if (groupError == null) {
             GroupStore.PendingTxnOffsets mine = group.pendingTxnOffsets().get(producerId);
@@ -289,18 +303,7 @@ final class GroupOffsets {
             }
             return result;
         }
-        long now = clock.getAsLong();
-        Map<TopicPartition, CommittedOffset> accepted = new LinkedHashMap<>();
-        for (GroupShard.OffsetToCommit o : offsets) {
-            if (!partitionExists.test(o.tp())) {
-                result.put(o.tp(), Errors.UNKNOWN_TOPIC_OR_PARTITION);
-            } else if (o.metadata() != null && o.metadata().length() > config.offsetMetadataMaxBytes()) {
-                result.put(o.tp(), Errors.OFFSET_METADATA_TOO_LARGE);
-            } else {
-                accepted.put(o.tp(), new CommittedOffset(o.offset(), o.leaderEpoch(), o.metadata() == null ? "" : o.metadata(), now, -1));
-                result.put(o.tp(), Errors.NONE);
-            }
-        }
+        Map<TopicPartition, CommittedOffset> accepted = accept(offsets, -1, result);
         if (accepted.isEmpty()) {
             return result;
         }
@@ -323,24 +326,6 @@ final class GroupOffsets {
             membership.add(group);
         }
         return result;
-    }
-
-    private Errors validateTxnOffsetCommit(ClassicGroup group, int generationId, String memberId, String groupInstanceId) {
-        if (group.is(GroupState.DEAD)) {
-            return Errors.COORDINATOR_NOT_AVAILABLE;
-        }
-        if (generationId < 0 && group.is(GroupState.EMPTY)) {
-            return null;
-        }
-        if (generationId >= 0 || !GroupShard.UNKNOWN_MEMBER_ID.equals(memberId) || groupInstanceId != null) {
-            Errors e = membership.validateCurrentMember(group, memberId, groupInstanceId);
-            if (e != null) {
-                return e;
-            }
-            return generationId != group.generationId() ? Errors.ILLEGAL_GENERATION : null;
-        }
-        // Unlike OffsetCommit: producer-only clients (no member, generation -1) may commit into a live group.
-        return null;
     }
 
     /**

@@ -5,7 +5,6 @@ import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
-import dev.kaas.common.model.TopicAssignment;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,9 +60,7 @@ public class DescribeProducersHandler implements ApiHandler {
     private CompletableFuture<Void> describe(TopicPartition tp, DescribeProducersResponseData.PartitionResponse pr) {
         Replica r = partitions.get(tp);
         if (r == null || r.log().isFenced()) {
-            TopicAssignment t = view.topic(tp.topic());
-            boolean known = t != null && tp.partition() >= 0 && tp.partition() < t.partitions().size();
-            pr.setErrorCode((known ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+            pr.setErrorCode((view.exists(tp) ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
             return CompletableFuture.completedFuture(null);
         }
         CompletableFuture<Void> done = new CompletableFuture<>();

@@ -56,10 +56,10 @@ final class PartitionMarkers implements MarkerWriter {
         if (r != null && !r.log().isFenced()) {
             return append(r, producerId, producerEpoch, coordinatorEpoch, commit);
         }
-        TopicAssignment t = view.topic(tp.topic());
-        if (t == null || tp.partition() < 0 || tp.partition() >= t.partitions().size()) {
+        if (!view.exists(tp)) {
             return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("partition " + tp + " does not exist"));
         }
+        TopicAssignment t = view.topic(tp.topic());
         PartitionAssignment p = t.partitions().get(tp.partition());
         if (p.leader() < 0 || p.leader() == me) {
             // No leader, or ours and not open yet: the slot tries again.
@@ -82,9 +82,7 @@ final class PartitionMarkers implements MarkerWriter {
         }
         Replica r = partitions.get(tp);
         if (r == null || r.log().isFenced() || (!topicId.isEmpty() && !r.log().topicId().equals(topicId))) {
-            TopicAssignment t = view.topic(tp.topic());
-            boolean known = t != null && tp.partition() >= 0 && tp.partition() < t.partitions().size()
-                    && (topicId.isEmpty() || t.topic().topicId().equals(topicId));
+            boolean known = view.exists(tp) && (topicId.isEmpty() || view.topic(tp.topic()).topic().topicId().equals(topicId));
             return CompletableFuture.failedFuture(known ? new NotLeaderOrFollowerException("partition " + tp + " is not led here")
                     : new UnknownTopicOrPartitionException("partition " + tp + " does not exist"));
         }

@@ -4,6 +4,7 @@ import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Disk;
 import dev.kaas.common.fs.EpochFence;
 import dev.kaas.common.fs.Json;
+import dev.kaas.broker.group.GroupFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,9 +45,6 @@ public final class TxnFiles implements TxnStore {
     /** More partitions than one transaction can name in a request of the largest allowed size. */
     static final int MAX_PARTITIONS = 1_000_000;
 
-    record Fence(int epoch, int broker) {
-    }
-
     record PartitionRow(String topic, int partition) {
     }
 
@@ -76,14 +74,7 @@ public final class TxnFiles implements TxnStore {
         this.slot = slot;
         this.epoch = epoch;
         this.broker = broker;
-        this.fence = new EpochFence(disk, dir, "fence", b -> {
-            try {
-                Fence f = Json.read(b, Fence.class);
-                return new EpochFence.Holder(f.epoch(), f.broker());
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }, h -> Json.bytes(new Fence((int) h.epoch(), h.owner())));
+        this.fence = GroupFiles.slotFence(disk, dir);
     }
 
     static Path slotDir(Path dataDir, int slot) {

@@ -2,7 +2,6 @@ package dev.kaas.broker.txn;
 
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ErrorMapper;
-import dev.kaas.common.model.TopicAssignment;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,10 +33,9 @@ final class TxnRequests {
     static Map<TopicPartition, Errors> refusals(ClusterView view, Collection<TopicPartition> partitions, boolean internalRefused) {
         Map<TopicPartition, Errors> bad = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
-            TopicAssignment t = view.topic(tp.topic());
             if (internalRefused && Topic.isInternal(tp.topic())) {
                 bad.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
-            } else if (t == null || tp.partition() < 0 || tp.partition() >= t.partitions().size()) {
+            } else if (!view.exists(tp)) {
                 bad.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
             }
         }

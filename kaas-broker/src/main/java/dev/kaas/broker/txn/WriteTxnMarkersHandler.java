@@ -7,7 +7,6 @@ import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
-import dev.kaas.common.model.TopicAssignment;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,9 +85,7 @@ public class WriteTxnMarkersHandler implements ApiHandler {
         }
         Replica r = partitions.get(tp);
         if (r == null || r.log().isFenced()) {
-            TopicAssignment t = view.topic(tp.topic());
-            boolean known = t != null && tp.partition() >= 0 && tp.partition() < t.partitions().size();
-            return CompletableFuture.failedFuture(known
+            return CompletableFuture.failedFuture(view.exists(tp)
                     ? new org.apache.kafka.common.errors.NotLeaderOrFollowerException("partition " + tp + " is not led here")
                     : new org.apache.kafka.common.errors.UnknownTopicOrPartitionException("partition " + tp + " does not exist"));
         }
