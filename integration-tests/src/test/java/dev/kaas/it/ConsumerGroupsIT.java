@@ -348,7 +348,7 @@ class ConsumerGroupsIT {
             "__cluster/catalog/topics\\.json",
             "__cluster/producer_ids/next-block\\.json",
             "__cluster/groups/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",
-            "__cluster/txn_state/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|state\\.[0-9a-f]{8}\\.json)",
+            "__cluster/txn_state/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|state\\.[0-9a-f]{8}\\.json|journal\\.[0-9a-f]{8}\\.[0-9a-f]{8}\\.log)",
             "__cluster/markers/to-[0-9]+/[0-9]+-[0-9a-f-]{36}\\.(req|res)",
             "(?!__)[a-zA-Z0-9._-]+/[0-9]+/(leader-epochs/)?[^/]+",
             "__warmup-broker-[0-9]+/[0-9]+/(leader-epochs/)?[^/]+"));

@@ -6,17 +6,21 @@ import dev.kaas.common.fs.EpochFence;
 import dev.kaas.common.fs.Json;
 import dev.kaas.broker.group.GroupFiles;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.NotCoordinatorException;
+import org.apache.kafka.common.utils.Crc32C;
 import org.jboss.logging.Logger;
 
 /**
@@ -26,15 +30,24 @@ import org.jboss.logging.Logger;
  * __cluster/txn_state/slot-NN/fences/{epoch:08x}     {"epoch":e,"owner":b}, one per epoch, written first on
  *                                                     takeover; the highest holds the slot (EpochFence)
  * __cluster/txn_state/slot-NN/fence                  the same holder in the single-file form
- * __cluster/txn_state/slot-NN/state.{epoch:08x}.json {"slot":n,"epoch":e,"transactions":[…]}: every id of the slot
+ * __cluster/txn_state/slot-NN/state.{epoch:08x}.json {"slot":n,"epoch":e,"generation":g,"transactions":[…]}: a snapshot
+ *                                                     of every id of the slot
+ * __cluster/txn_state/slot-NN/journal.{epoch:08x}.{g:08x}.log   what changed since that snapshot: records of
+ *                                                     [length:int32][crc32c:int32][{"put":{…}} or {"remove":id}]
  * </pre>
  *
+ * <p>A write appends the ids that changed to the journal and fsyncs it (one fdatasync, as an
+ * append to Apache's {@code __transaction_state} with flush.messages=1); an owner's first write
+ * and every {@link #COMPACT_RECORDS} records after, it writes a snapshot instead, which names the
+ * journal generation that follows it. Loading reads the newest snapshot at or below our epoch
+ * and replays its journal up to the first torn or corrupt record (never acknowledged: a record
+ * counts once fsynced).
+ *
  * <p>Transactional ids never become file names: they are strings inside the JSON, so any id
- * (with {@code /}, {@code ..}, NUL, 32767 bytes) is safe. A write replaces the owner's own
- * epoch file (temp, fsync, rename) and counts only if the fence still shows that epoch after
- * it; a deposed owner's late writes land in a file of its dead epoch, which the next owner, having
- * loaded the newest file at or below its own epoch when it took over, never reads again. Files
- * of earlier epochs are removed after the owner's first durable write.
+ * (with {@code /}, {@code ..}, NUL, 32767 bytes) is safe. A write goes to the owner's own epoch's
+ * files and counts only if the fence still shows that epoch after it; a deposed owner's late
+ * writes land in files of its dead epoch, which the next owner, having written its own snapshot
+ * when it took over, never reads again. Files of earlier epochs are removed after that snapshot.
  *
  * <p>The file is trusted only after validation: unknown states, negative or oversized fields
  * make it unreadable (the slot does not load, and the broker logs why) rather than half-loaded.
@@ -42,6 +55,11 @@ import org.jboss.logging.Logger;
 public final class TxnFiles implements TxnStore {
     private static final Logger LOG = Logger.getLogger(TxnFiles.class);
     private static final Pattern STATE = Pattern.compile("state\\.([0-9a-f]{8})\\.json");
+    private static final Pattern JOURNAL = Pattern.compile("journal\\.([0-9a-f]{8})\\.([0-9a-f]{8})\\.log");
+    /** Journal records after which the next write is a snapshot instead (bounds a takeover's replay). */
+    static final int COMPACT_RECORDS = 1_000;
+    /** Largest journal record read back: a garbage length must not allocate gigabytes. */
+    static final int MAX_RECORD_BYTES = 64 * 1024 * 1024;
     /** More partitions than one transaction can name in a request of the largest allowed size. */
     static final int MAX_PARTITIONS = 1_000_000;
 
@@ -52,7 +70,12 @@ public final class TxnFiles implements TxnStore {
                   int timeoutMs, String state, List<PartitionRow> partitions, long startTimestamp, long lastUpdateTimestamp) {
     }
 
-    record SlotFile(int slot, int epoch, List<TxnRow> transactions) {
+    /** A snapshot; {@code generation} names the journal that follows it (null in files written before journals: 0). */
+    record SlotFile(int slot, int epoch, Integer generation, List<TxnRow> transactions) {
+    }
+
+    /** One journal record: an id's new state, or its removal. */
+    record JournalRecord(TxnRow put, String remove) {
     }
 
     private final Path dir;
@@ -62,6 +85,12 @@ public final class TxnFiles implements TxnStore {
     private final Disk disk;
     private final EpochFence fence;
     private boolean olderRemoved;
+    /** What the files hold once the last save returned; null before this owner's first save. */
+    private Map<String, TxnMetadata> saved;
+    private FileChannel journal;
+    private long journalEnd;
+    private int journalRecords;
+    private int generation;
 
     public TxnFiles(Path dataDir, int slot, int epoch, int broker) {
         this(dataDir, slot, epoch, broker, Disk.SYSTEM);
@@ -105,17 +134,56 @@ public final class TxnFiles implements TxnStore {
             return List.of();
         }
         SlotFile f = Json.read(Files.readAllBytes(newest), SlotFile.class);
-        List<TxnMetadata> out = new ArrayList<>();
-        Set<String> seen = new HashSet<>();
+        Map<String, TxnMetadata> state = new LinkedHashMap<>();
         for (TxnRow r : f.transactions() == null ? List.<TxnRow>of() : f.transactions()) {
             TxnMetadata m = validated(r, newest);
-            if (!seen.add(m.transactionalId())) {
+            if (state.put(m.transactionalId(), m) != null) {
                 throw new IOException("transactional id listed twice in " + newest);
             }
-            out.add(m);
         }
-        LOG.debugf("transaction slot loaded slot=%d epoch=%d from=%s transactions=%d", slot, epoch, newest.getFileName(), out.size());
-        return out;
+        int generation = f.generation() == null ? 0 : f.generation();
+        int replayed = replay(dir.resolve(journalName(newestEpoch, generation)), state);
+        LOG.debugf("transaction slot loaded slot=%d epoch=%d from=%s transactions=%d journalRecords=%d", slot, epoch,
+                newest.getFileName(), state.size(), replayed);
+        return List.copyOf(state.values());
+    }
+
+    /**
+     * Applies the journal records that follow a snapshot, up to the first torn or corrupt one: a
+     * record counts only once fsynced, so what follows a bad one was never acknowledged.
+     */
+    private static int replay(Path journal, Map<String, TxnMetadata> state) throws IOException {
+        if (!Files.exists(journal)) {
+            return 0;
+        }
+        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(journal));
+        int n = 0;
+        while (b.remaining() >= 8) {
+            int length = b.getInt();
+            int crc = b.getInt();
+            if (length <= 0 || length > MAX_RECORD_BYTES || length > b.remaining()) {
+                break;
+            }
+            byte[] body = new byte[length];
+            b.get(body);
+            if ((int) Crc32C.compute(body, 0, length) != crc) {
+                break;
+            }
+            JournalRecord r;
+            try {
+                r = Json.read(body, JournalRecord.class);
+            } catch (IOException e) {
+                break;
+            }
+            if (r.put() != null) {
+                TxnMetadata m = validated(r.put(), journal);
+                state.put(m.transactionalId(), m);
+            } else if (r.remove() != null) {
+                state.remove(r.remove());
+            }
+            n++;
+        }
+        return n;
     }
 
     private static TxnMetadata validated(TxnRow r, Path file) throws IOException {
@@ -136,28 +204,122 @@ public final class TxnFiles implements TxnStore {
                 r.timeoutMs(), state, tps, r.startTimestamp(), r.lastUpdateTimestamp());
     }
 
+    private static TxnRow row(TxnMetadata m) {
+        return new TxnRow(m.transactionalId(), m.producerId(), m.lastProducerId(), m.producerEpoch(), m.lastProducerEpoch(),
+                m.timeoutMs(), m.state().apacheName(),
+                m.partitions().stream().map(tp -> new PartitionRow(tp.topic(), tp.partition())).toList(),
+                m.startTimestamp(), m.lastUpdateTimestamp());
+    }
+
+    /**
+     * Makes {@code all} the slot's durable state. The first write of an owner, and every
+     * {@link #COMPACT_RECORDS} records after, is a snapshot (the whole slot, temp + fsync + rename)
+     * that starts a new journal generation; otherwise only what changed since the last write is
+     * appended to the journal and fsynced, one fdatasync per write. Either way the fence is
+     * re-read afterwards.
+     */
     @Override
     public void save(Collection<TxnMetadata> all) throws IOException {
-        List<TxnRow> rows = new ArrayList<>(all.size());
-        for (TxnMetadata m : all) {
-            rows.add(new TxnRow(m.transactionalId(), m.producerId(), m.lastProducerId(), m.producerEpoch(), m.lastProducerEpoch(),
-                    m.timeoutMs(), m.state().apacheName(),
-                    m.partitions().stream().map(tp -> new PartitionRow(tp.topic(), tp.partition())).toList(),
-                    m.startTimestamp(), m.lastUpdateTimestamp()));
+        Map<String, TxnMetadata> next = new LinkedHashMap<>();
+        all.forEach(m -> next.put(m.transactionalId(), m));
+        if (saved == null || journal == null || journalRecords >= COMPACT_RECORDS) {
+            snapshot(next);
+        } else {
+            List<JournalRecord> changes = new ArrayList<>();
+            next.forEach((id, m) -> {
+                if (!m.equals(saved.get(id))) {
+                    changes.add(new JournalRecord(row(m), null));
+                }
+            });
+            saved.keySet().forEach(id -> {
+                if (!next.containsKey(id)) {
+                    changes.add(new JournalRecord(null, id));
+                }
+            });
+            append(changes);
         }
-        AtomicFiles.write(disk, dir.resolve(String.format("state.%08x.json", epoch)), Json.bytes(new SlotFile(slot, epoch, rows)));
+        saved = next;
         if (!fence.holds(epoch, broker)) {
             throw new NotCoordinatorException("transaction slot " + slot + " taken over (ours was epoch " + epoch + ")");
         }
+    }
+
+    private void snapshot(Map<String, TxnMetadata> state) throws IOException {
+        int generation = saved == null ? 0 : this.generation + 1;
+        List<TxnRow> rows = state.values().stream().map(TxnFiles::row).toList();
+        // The snapshot names its journal generation: written first, it makes the older journal unread at once.
+        AtomicFiles.write(disk, dir.resolve(String.format("state.%08x.json", epoch)), Json.bytes(new SlotFile(slot, epoch, generation, rows)));
+        if (journal != null) {
+            journal.close();
+            journal = null;
+        }
+        if (saved != null) {
+            disk.delete(dir.resolve(journalName(epoch, this.generation)));
+        }
+        Path path = dir.resolve(journalName(epoch, generation));
+        journal = disk.open(path, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        journalEnd = 0;
+        journalRecords = 0;
+        this.generation = generation;
+        disk.fsyncDirectory(dir);
         if (!olderRemoved) {
-            // Our own file now holds everything; the older epochs' are never read again.
+            // Our own files now hold everything; the older epochs' are never read again.
             for (var e : stateFiles()) {
                 if (e.epoch < epoch) {
                     disk.delete(e.path);
                 }
             }
+            try (var files = Files.list(dir)) {
+                for (Path p : files.toList()) {
+                    Matcher m = JOURNAL.matcher(p.getFileName().toString());
+                    if (m.matches() && Integer.parseUnsignedInt(m.group(1), 16) < epoch) {
+                        disk.delete(p);
+                    }
+                }
+            }
             olderRemoved = true;
         }
+    }
+
+    private void append(List<JournalRecord> changes) throws IOException {
+        if (changes.isEmpty()) {
+            return;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (JournalRecord r : changes) {
+            byte[] body = Json.bytes(r);
+            ByteBuffer head = ByteBuffer.allocate(8).putInt(body.length).putInt((int) Crc32C.compute(body, 0, body.length));
+            out.write(head.array());
+            out.write(body);
+        }
+        ByteBuffer buf = ByteBuffer.wrap(out.toByteArray());
+        try {
+            while (buf.hasRemaining()) {
+                journalEnd += journal.write(buf, journalEnd);
+            }
+            journal.force(false);
+        } catch (IOException | RuntimeException e) {
+            // A record may be torn here, and replay stops at a torn record: the next write starts a new generation.
+            close();
+            journal = null;
+            throw e;
+        }
+        journalRecords += changes.size();
+    }
+
+    /** Closes the journal (the slot moved away or the broker stops); nothing is written. */
+    public void close() {
+        if (journal != null) {
+            try {
+                journal.close();
+            } catch (IOException e) {
+                LOG.debugf("closing the journal of transaction slot %d: %s", slot, e.toString());
+            }
+        }
+    }
+
+    private static String journalName(int epoch, int generation) {
+        return String.format("journal.%08x.%08x.log", epoch, generation);
     }
 
     private record StateFile(Path path, int epoch) {

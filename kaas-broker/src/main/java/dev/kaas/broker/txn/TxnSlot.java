@@ -93,6 +93,7 @@ public final class TxnSlot {
 
     public void close() {
         closed = true;
+        store.close();
         // Whoever waited for markers is answered now: the slot's next owner serves the retry.
         List<Runnable> parked = new ArrayList<>();
         waitingForMarkers.values().forEach(parked::addAll);

@@ -13,4 +13,7 @@ public interface TxnStore {
 
     /** @throws org.apache.kafka.common.errors.NotCoordinatorException when the slot was taken over */
     void save(Collection<TxnMetadata> all) throws IOException;
+
+    /** The slot is let go: release what the store holds open (the file binding's journal). */
+    void close();
 }

@@ -41,30 +41,83 @@ class TxnFilesTest {
         assertThat(third.load()).containsExactly(txn("a", TxnState.PREPARE_COMMIT, 10));
     }
 
-    /** A decision the coordinator answered survives a power loss; a loss mid-write leaves the old or the new state, never neither. */
+    /**
+     * A decision the coordinator answered survives a power loss; a loss mid-write leaves the old or
+     * the new state, never neither: for a journal append and for a new owner's first write (a snapshot).
+     */
     @Test
     void aSaveThatReturnedSurvivesPowerLossAndALossMidWriteLeavesTheOldOrTheNew() throws Exception {
-        int cuts = 0;
-        for (int step = 0; step < 24; step++) {
-            Path dir = Files.createDirectories(data.resolve("cut-" + step));
-            dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
-            TxnFiles owner = new TxnFiles(dir, 4, 1, 1, disk);
-            owner.acquire();
-            owner.save(List.of(txn("a", TxnState.ONGOING, 10)));
-            boolean returned = disk.cutAfter(step, () -> owner.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 10))));
-            cuts += returned ? 0 : 1;
+        for (boolean snapshot : new boolean[] {false, true}) {
+            int cuts = 0;
+            for (int step = 0; step < 24; step++) {
+                Path dir = Files.createDirectories(data.resolve("cut-" + snapshot + "-" + step));
+                dev.kaas.common.fs.PowerLossDisk disk = new dev.kaas.common.fs.PowerLossDisk();
+                TxnFiles owner = new TxnFiles(dir, 4, 1, 1, disk);
+                owner.acquire();
+                owner.save(List.of(txn("a", TxnState.ONGOING, 10)));
+                TxnFiles writer = owner;
+                if (snapshot) {
+                    writer = new TxnFiles(dir, 4, 2, 2, disk);
+                    writer.acquire();
+                    writer.load();
+                }
+                TxnFiles cutOne = writer;
+                boolean returned = disk.cutAfter(step, () -> cutOne.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 10))));
+                cuts += returned ? 0 : 1;
 
-            TxnFiles next = new TxnFiles(dir, 4, 2, 2);
-            next.acquire();
-            var loaded = next.load();
-            assertThat(loaded).as("after a loss at step %d the transaction is still there", step).hasSize(1);
-            TxnState state = loaded.iterator().next().state();
-            assertThat(state).as("loss at step %d", step).isIn(TxnState.ONGOING, TxnState.PREPARE_COMMIT);
-            if (returned) {
-                assertThat(state).as("a save that returned, loss at step %d", step).isEqualTo(TxnState.PREPARE_COMMIT);
+                TxnFiles next = new TxnFiles(dir, 4, 3, 3);
+                next.acquire();
+                var loaded = next.load();
+                assertThat(loaded).as("after a loss at step %d the transaction is still there", step).hasSize(1);
+                TxnState state = loaded.iterator().next().state();
+                assertThat(state).as("loss at step %d", step).isIn(TxnState.ONGOING, TxnState.PREPARE_COMMIT);
+                if (returned) {
+                    assertThat(state).as("a save that returned, loss at step %d", step).isEqualTo(TxnState.PREPARE_COMMIT);
+                }
             }
+            assertThat(cuts).as("writes cut (snapshot=%s)", snapshot).isGreaterThanOrEqualTo(2);
         }
-        assertThat(cuts).isGreaterThan(3);
+    }
+
+    /** Writes after the first append only what changed; a reload replays them, across compactions. */
+    @Test
+    void theJournalCarriesEveryWriteAcrossCompactions() throws Exception {
+        TxnFiles files = new TxnFiles(data, 6, 1, 1);
+        files.acquire();
+        java.util.Map<String, TxnMetadata> state = new java.util.LinkedHashMap<>();
+        int writes = TxnFiles.COMPACT_RECORDS * 2 + 17;
+        for (int i = 0; i < writes; i++) {
+            String id = "id-" + (i % 7);
+            state.put(id, txn(id, i % 2 == 0 ? TxnState.ONGOING : TxnState.PREPARE_COMMIT, i));
+            if (i % 50 == 49) {
+                state.remove("id-3");
+            }
+            files.save(List.copyOf(state.values()));
+        }
+        assertThat(new TxnFiles(data, 6, 1, 1).load()).containsExactlyInAnyOrderElementsOf(state.values());
+        try (var list = Files.list(TxnFiles.slotDir(data, 6))) {
+            assertThat(list.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("journal."))).as("one journal generation left")
+                    .containsExactly("journal.00000001.00000002.log");
+        }
+    }
+
+    /** A record torn by a crash (never acknowledged) ends the replay; everything before it counts. */
+    @Test
+    void aTornJournalRecordEndsTheReplay() throws Exception {
+        TxnFiles files = new TxnFiles(data, 6, 1, 1);
+        files.acquire();
+        files.save(List.of(txn("a", TxnState.EMPTY, 1)));
+        files.save(List.of(txn("a", TxnState.ONGOING, 1)));
+        Path journal = TxnFiles.slotDir(data, 6).resolve("journal.00000001.00000000.log");
+        long whole = Files.size(journal);
+        files.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 1)));
+        long end = Files.size(journal);
+        for (long cut = whole; cut < end; cut++) {
+            try (var ch = java.nio.channels.FileChannel.open(journal, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.truncate(cut);
+            }
+            assertThat(new TxnFiles(data, 6, 1, 1).load()).as("cut at %d", cut).containsExactly(txn("a", TxnState.ONGOING, 1));
+        }
     }
 
     @Test
@@ -83,7 +136,7 @@ class TxnFilesTest {
         assertThat(new TxnFiles(data, 0, 1, 1).load()).containsExactlyInAnyOrderElementsOf(ids);
         try (var walk = Files.walk(data)) {
             assertThat(walk.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
-                    .allMatch(n -> n.startsWith("state.") || n.equals("fence") || n.matches("[0-9a-f]{8}"));
+                    .allMatch(n -> n.startsWith("state.") || n.startsWith("journal.") || n.equals("fence") || n.matches("[0-9a-f]{8}"));
         }
     }
 

@@ -46,6 +46,10 @@ class TxnSlotTest {
             saves.add(List.copyOf(all));
         }
 
+        @Override
+        public void close() {
+        }
+
         TxnMetadata last(String id) {
             return saves.get(saves.size() - 1).stream().filter(m -> m.transactionalId().equals(id)).findFirst().orElse(null);
         }
