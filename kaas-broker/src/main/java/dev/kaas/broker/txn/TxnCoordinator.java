@@ -64,7 +64,13 @@ public class TxnCoordinator {
                 TxnSlot s = new TxnSlot(slot, epoch, new TxnStateMachine((int) cfg.maxTimeout().toMillis(), cfg.idExpiration().toMillis()),
                         files, markers, ids::nextId, scheduler, System::currentTimeMillis, executor,
                         cfg.abortTimedOutInterval().toMillis(), cfg.removeExpiredInterval().toMillis());
-                s.open();
+                try {
+                    s.open();
+                } catch (Exception e) {
+                    // A takeover that failed is retried: it must not leave its journal open each time.
+                    s.close();
+                    throw e;
+                }
                 return s;
             }
 

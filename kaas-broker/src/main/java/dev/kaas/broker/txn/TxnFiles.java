@@ -91,6 +91,8 @@ public final class TxnFiles implements TxnStore {
     private long journalEnd;
     private int journalRecords;
     private int generation;
+    /** Files our last snapshot superseded, removed once the fence confirms we still own the slot. */
+    private final List<Path> superseded = new ArrayList<>();
 
     public TxnFiles(Path dataDir, int slot, int epoch, int broker) {
         this(dataDir, slot, epoch, broker, Disk.SYSTEM);
@@ -141,8 +143,15 @@ public final class TxnFiles implements TxnStore {
                 throw new IOException("transactional id listed twice in " + newest);
             }
         }
-        int generation = f.generation() == null ? 0 : f.generation();
-        int replayed = replay(dir.resolve(journalName(newestEpoch, generation)), state);
+        int replayed = 0;
+        if (f.generation() != null) {
+            Path journalFile = dir.resolve(journalName(newestEpoch, f.generation()));
+            if (!Files.exists(journalFile)) {
+                // Created before the snapshot naming it: gone means files were removed under us; refuse rather than load too little.
+                throw new IOException("journal " + journalFile.getFileName() + " named by " + newest.getFileName() + " is missing");
+            }
+            replayed = replay(journalFile, state);
+        }
         LOG.debugf("transaction slot loaded slot=%d epoch=%d from=%s transactions=%d journalRecords=%d", slot, epoch,
                 newest.getFileName(), state.size(), replayed);
         return List.copyOf(state.values());
@@ -153,9 +162,6 @@ public final class TxnFiles implements TxnStore {
      * record counts only once fsynced, so what follows a bad one was never acknowledged.
      */
     private static int replay(Path journal, Map<String, TxnMetadata> state) throws IOException {
-        if (!Files.exists(journal)) {
-            return 0;
-        }
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(journal));
         int n = 0;
         while (b.remaining() >= 8) {
@@ -169,12 +175,8 @@ public final class TxnFiles implements TxnStore {
             if ((int) Crc32C.compute(body, 0, length) != crc) {
                 break;
             }
-            JournalRecord r;
-            try {
-                r = Json.read(body, JournalRecord.class);
-            } catch (IOException e) {
-                break;
-            }
+            // Past its CRC a record is whole: one that does not parse is damage, not a torn tail.
+            JournalRecord r = Json.read(body, JournalRecord.class);
             if (r.put() != null) {
                 TxnMetadata m = validated(r.put(), journal);
                 state.put(m.transactionalId(), m);
@@ -226,6 +228,7 @@ public final class TxnFiles implements TxnStore {
             snapshot(next);
         } else {
             List<JournalRecord> changes = new ArrayList<>();
+            // (A change too large for one record goes into a snapshot instead; see append.)
             next.forEach((id, m) -> {
                 if (!m.equals(saved.get(id))) {
                     changes.add(new JournalRecord(row(m), null));
@@ -236,58 +239,99 @@ public final class TxnFiles implements TxnStore {
                     changes.add(new JournalRecord(null, id));
                 }
             });
-            append(changes);
+            if (!append(changes)) {
+                snapshot(next);
+            }
         }
         saved = next;
         if (!fence.holds(epoch, broker)) {
             throw new NotCoordinatorException("transaction slot " + slot + " taken over (ours was epoch " + epoch + ")");
         }
+        removeSuperseded();
     }
 
     private void snapshot(Map<String, TxnMetadata> state) throws IOException {
-        int generation = saved == null ? 0 : this.generation + 1;
-        List<TxnRow> rows = state.values().stream().map(TxnFiles::row).toList();
-        // The snapshot names its journal generation: written first, it makes the older journal unread at once.
-        AtomicFiles.write(disk, dir.resolve(String.format("state.%08x.json", epoch)), Json.bytes(new SlotFile(slot, epoch, generation, rows)));
+        int generation = saved == null ? nextFreeGeneration() : this.generation + 1;
         if (journal != null) {
             journal.close();
             journal = null;
         }
-        if (saved != null) {
-            disk.delete(dir.resolve(journalName(epoch, this.generation)));
-        }
+        // The journal exists (and its name is durable) before the snapshot that names it: a reader
+        // that finds the snapshot always finds its journal, so a missing one is an error, not "empty".
         Path path = dir.resolve(journalName(epoch, generation));
-        journal = disk.open(path, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        FileChannel next = disk.open(path, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        try {
+            next.force(true);
+            disk.fsyncDirectory(dir);
+            List<TxnRow> rows = state.values().stream().map(TxnFiles::row).toList();
+            AtomicFiles.write(disk, dir.resolve(String.format("state.%08x.json", epoch)), Json.bytes(new SlotFile(slot, epoch, generation, rows)));
+        } catch (IOException | RuntimeException e) {
+            next.close();
+            throw e;
+        }
+        if (saved != null) {
+            superseded.add(dir.resolve(journalName(epoch, this.generation)));
+        }
+        journal = next;
         journalEnd = 0;
         journalRecords = 0;
         this.generation = generation;
-        disk.fsyncDirectory(dir);
-        if (!olderRemoved) {
-            // Our own files now hold everything; the older epochs' are never read again.
-            for (var e : stateFiles()) {
-                if (e.epoch < epoch) {
-                    disk.delete(e.path);
-                }
-            }
-            try (var files = Files.list(dir)) {
-                for (Path p : files.toList()) {
-                    Matcher m = JOURNAL.matcher(p.getFileName().toString());
-                    if (m.matches() && Integer.parseUnsignedInt(m.group(1), 16) < epoch) {
-                        disk.delete(p);
-                    }
-                }
-            }
-            olderRemoved = true;
-        }
     }
 
-    private void append(List<JournalRecord> changes) throws IOException {
-        if (changes.isEmpty()) {
+    /**
+     * Removes what our snapshot superseded: our previous journal generation and, after our first
+     * snapshot, every older epoch's files. Only once the fence showed us still the owner after the
+     * write: a deposed owner deleting a journal its successor is about to replay would lose
+     * acknowledged records.
+     */
+    private void removeSuperseded() throws IOException {
+        for (Path p : superseded) {
+            disk.delete(p);
+        }
+        superseded.clear();
+        if (olderRemoved) {
             return;
+        }
+        try (var files = Files.list(dir)) {
+            for (Path p : files.toList()) {
+                String name = p.getFileName().toString();
+                Matcher s = STATE.matcher(name);
+                Matcher j = JOURNAL.matcher(name);
+                if ((s.matches() && Integer.parseUnsignedInt(s.group(1), 16) < epoch)
+                        || (j.matches() && (Integer.parseUnsignedInt(j.group(1), 16) < epoch
+                        || (Integer.parseUnsignedInt(j.group(1), 16) == epoch && Integer.parseUnsignedInt(j.group(2), 16) != generation)))) {
+                    disk.delete(p);
+                }
+            }
+        }
+        olderRemoved = true;
+    }
+
+    /** A generation no journal of our epoch has used: a second instance of the same epoch never writes into an old one's names. */
+    private int nextFreeGeneration() throws IOException {
+        int next = 0;
+        try (var files = Files.list(dir)) {
+            for (Path p : files.toList()) {
+                Matcher j = JOURNAL.matcher(p.getFileName().toString());
+                if (j.matches() && Integer.parseUnsignedInt(j.group(1), 16) == epoch) {
+                    next = Math.max(next, Integer.parseUnsignedInt(j.group(2), 16) + 1);
+                }
+            }
+        }
+        return next;
+    }
+
+    /** Appends and fsyncs the records; false (nothing written) when one is larger than replay accepts. */
+    private boolean append(List<JournalRecord> changes) throws IOException {
+        if (changes.isEmpty()) {
+            return true;
         }
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (JournalRecord r : changes) {
             byte[] body = Json.bytes(r);
+            if (body.length > MAX_RECORD_BYTES) {
+                return false;
+            }
             ByteBuffer head = ByteBuffer.allocate(8).putInt(body.length).putInt((int) Crc32C.compute(body, 0, body.length));
             out.write(head.array());
             out.write(body);
@@ -305,6 +349,7 @@ public final class TxnFiles implements TxnStore {
             throw e;
         }
         journalRecords += changes.size();
+        return true;
     }
 
     /** Closes the journal (the slot moved away or the broker stops); nothing is written. */

@@ -101,6 +101,35 @@ class TxnFilesTest {
         }
     }
 
+    /**
+     * A deposed owner's compaction must not delete the journal its successor is about to replay:
+     * superseded files go only after the fence check, and a snapshot whose journal is missing is
+     * refused rather than loaded as if the journal were empty.
+     */
+    @Test
+    void aDeposedOwnersCompactionDeletesNothingItsSuccessorNeeds() throws Exception {
+        TxnFiles old = new TxnFiles(data, 6, 1, 1);
+        old.acquire();
+        old.save(List.of(txn("a", TxnState.EMPTY, 1)));
+        old.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 1)));   // journal generation 0
+
+        TxnFiles successor = new TxnFiles(data, 6, 2, 2);
+        successor.acquire();
+        // The deposed owner keeps writing until a compaction: its snapshot is refused by the fence and removes nothing.
+        for (int i = 0; i < TxnFiles.COMPACT_RECORDS + 1; i++) {
+            int n = i;
+            try {
+                old.save(List.of(txn("a", TxnState.PREPARE_COMMIT, 1), txn("b" + n, TxnState.EMPTY, 2)));
+            } catch (org.apache.kafka.common.errors.NotCoordinatorException expected) {
+                // every write after the successor's fence is refused
+            }
+        }
+        assertThat(TxnFiles.slotDir(data, 6).resolve("journal.00000001.00000000.log")).exists();
+
+        Files.delete(TxnFiles.slotDir(data, 6).resolve("journal.00000001.00000001.log"));
+        assertThatThrownBy(successor::load).as("the snapshot names a journal that is gone").isInstanceOf(IOException.class);
+    }
+
     /** A record torn by a crash (never acknowledged) ends the replay; everything before it counts. */
     @Test
     void aTornJournalRecordEndsTheReplay() throws Exception {
