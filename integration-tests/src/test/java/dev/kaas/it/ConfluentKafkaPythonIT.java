@@ -202,8 +202,11 @@ class ConfluentKafkaPythonIT {
         assertThat(produced.lines().filter(l -> l.startsWith("delivered "))).as(produced).hasSize(COMMITTED + ABORTED);
 
         try (Admin admin = Admin.create(cluster.clientProps())) {
-            TransactionDescription d = admin.describeTransactions(List.of("py-txn")).description("py-txn").get(30, TimeUnit.SECONDS);
-            assertThat(d.state()).isEqualTo(TransactionState.COMPLETE_ABORT);
+            // Markers follow EndTxn asynchronously (as in Apache): across brokers the abort completes a moment later.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                TransactionDescription d = admin.describeTransactions(List.of("py-txn")).description("py-txn").get(30, TimeUnit.SECONDS);
+                assertThat(d.state()).isEqualTo(TransactionState.COMPLETE_ABORT);
+            });
             for (int p = 0; p < 2; p++) {
                 TopicPartition tp = new TopicPartition(topic, p);
                 long hw = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(30, TimeUnit.SECONDS).offset();

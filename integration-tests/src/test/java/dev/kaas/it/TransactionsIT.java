@@ -306,9 +306,12 @@ class TransactionsIT {
             }
         }
         try (Admin admin = Admin.create(cluster.clientProps())) {
-            var described = admin.describeTransactions(ids).all().get(30, TimeUnit.SECONDS);
-            assertThat(described.keySet()).containsExactlyInAnyOrderElementsOf(ids);
-            assertThat(described.values()).allSatisfy(d -> assertThat(d.state()).isEqualTo(TransactionState.COMPLETE_COMMIT));
+            // Markers follow EndTxn asynchronously: the last commit completes a moment later.
+            Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                var described = admin.describeTransactions(ids).all().get(30, TimeUnit.SECONDS);
+                assertThat(described.keySet()).containsExactlyInAnyOrderElementsOf(ids);
+                assertThat(described.values()).allSatisfy(d -> assertThat(d.state()).isEqualTo(TransactionState.COMPLETE_COMMIT));
+            });
         }
         assertThat(readAll(topic, 1, IsolationLevel.READ_COMMITTED, ids.size())).hasSize(ids.size());
         assertThat(ConsumerGroupsIT.outsideTheLayout(cluster.dataDir())).as("files outside the data directory's layout").isEmpty();

@@ -175,6 +175,12 @@ class TransactionsToolIT {
             assertThat(none.get(0)).startsWith("Topic", "Partition", "ProducerId");
 
             producer.commitTransaction();
+            // Markers follow EndTxn asynchronously (as in Apache): wait for the commit to complete before the tools look.
+            try (Admin admin = Admin.create(cluster.clientProps())) {
+                Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(admin.describeTransactions(List.of("tool-tx"))
+                        .description("tool-tx").get(30, TimeUnit.SECONDS).state())
+                        .isEqualTo(org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT));
+            }
 
             var after = table(txns("describe", "--transactional-id", "tool-tx"));
             assertThat(after.get(1).get(4)).isEqualTo("CompleteCommit");
