@@ -29,6 +29,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.Awaitility;
@@ -135,6 +136,65 @@ class TransactionsIT {
             }
             assertThat(inOrder).as("partition %d in order", p).containsExactlyElementsOf(expected);
         }
+    }
+
+    static long offset(Admin admin, TopicPartition tp, IsolationLevel isolation) throws Exception {
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(isolation)).partitionResult(tp)
+                .get(10, TimeUnit.SECONDS).offset();
+    }
+
+    /**
+     * KIP-890 part 1, as Apache 3.7 with {@code transaction.partition.verification.enable=true}: a
+     * transactional write opens a transaction on a partition only when the coordinator has the
+     * partition in the producer's ongoing transaction. Everything refused writes nothing and holds
+     * no LSO. Fails if the produce path stops asking the coordinator, or if the abort marker no
+     * longer voids a verification in flight.
+     */
+    @Test
+    void transactionalWritesOutsideTheirTransactionAreRefusedAndHoldNoLso() throws Exception {
+        String topic = "txn-verify";
+        createTopic(topic, 1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (RawClient raw = new RawClient(cluster.kafkaPort()); Admin admin = Admin.create(cluster.clientProps())) {
+            TxnWire tx = TxnWire.init(raw, "tx-verify");
+            assertThat(tx.produce(raw, tp, "before-add")).as("not added to the transaction").isEqualTo(Errors.INVALID_TXN_STATE);
+            assertThat(tx.produce(raw, tp, null, tx.epoch, "no-id")).isEqualTo(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            assertThat(tx.produce(raw, tp, "tx-never-initialised", tx.epoch, "other-id")).isEqualTo(Errors.INVALID_PRODUCER_ID_MAPPING);
+            assertThat(tx.produce(raw, tp, tx.transactionalId, (short) (tx.epoch + 1), "forged-epoch")).isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
+            assertThat(offset(admin, tp, IsolationLevel.READ_UNCOMMITTED)).as("nothing written").isZero();
+
+            // Added: the write opens the transaction here.
+            assertThat(tx.addPartition(raw, tp)).isEqualTo(Errors.NONE);
+            assertThat(tx.produce(raw, tp, "in")).isEqualTo(Errors.NONE);
+            assertThat(offset(admin, tp, IsolationLevel.READ_COMMITTED)).isZero();
+            assertThat(tx.endTxn(raw, false)).isEqualTo(Errors.NONE);
+            // The abort is complete once its marker is durable (a write while it is still finishing would be told to retry).
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTransactions(List.of(tx.transactionalId))
+                    .description(tx.transactionalId).get(10, TimeUnit.SECONDS).state() == TransactionState.COMPLETE_ABORT);
+            assertThat(offset(admin, tp, IsolationLevel.READ_COMMITTED)).isEqualTo(2);
+
+            // KAFKA-14402: a write of the aborted transaction that arrives after its abort opens nothing.
+            assertThat(tx.produce(raw, tp, "late")).isEqualTo(Errors.INVALID_TXN_STATE);
+            assertThat(offset(admin, tp, IsolationLevel.READ_UNCOMMITTED)).isEqualTo(2);
+            assertThat(offset(admin, tp, IsolationLevel.READ_COMMITTED)).as("no hanging transaction").isEqualTo(2);
+            assertThat(admin.describeProducers(List.of(tp)).partitionResult(tp).get(10, TimeUnit.SECONDS).activeProducers())
+                    .allSatisfy(p -> assertThat(p.currentTransactionStartOffset()).isEmpty());
+
+            // Offsets too: TxnOffsetCommit needs AddOffsetsToTxn first.
+            String group = "verify-group";
+            assertThat(tx.addPartition(raw, tp)).isEqualTo(Errors.NONE);
+            assertThat(tx.commitOffset(raw, group, tp, 1)).isEqualTo(Errors.INVALID_TXN_STATE);
+            assertThat(tx.addOffsets(raw, group)).isEqualTo(Errors.NONE);
+            assertThat(tx.commitOffset(raw, group, tp, 1)).isEqualTo(Errors.NONE);
+            assertThat(tx.produce(raw, tp, "committed")).isEqualTo(Errors.NONE);
+            assertThat(tx.endTxn(raw, true)).isEqualTo(Errors.NONE);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTransactions(List.of(tx.transactionalId))
+                    .description(tx.transactionalId).get(10, TimeUnit.SECONDS).state() == TransactionState.COMPLETE_COMMIT);
+            assertThat(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS).get(tp).offset())
+                    .isEqualTo(1);
+            assertThat(tx.commitOffset(raw, group, tp, 2)).as("after the commit").isEqualTo(Errors.INVALID_TXN_STATE);
+        }
+        assertThat(values(readAll(topic, 1, IsolationLevel.READ_COMMITTED, 1))).containsExactly("committed");
     }
 
     @Test

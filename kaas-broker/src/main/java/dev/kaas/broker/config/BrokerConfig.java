@@ -34,6 +34,14 @@ public interface BrokerConfig {
         /** Apache {@code transaction.remove.expired.transaction.cleanup.interval.ms}. */
         @WithDefault("1h")
         Duration removeExpiredInterval();
+
+        /**
+         * Apache {@code transaction.partition.verification.enable} (KIP-890 part 1): a producer's
+         * first transactional write to a partition is checked with its transaction coordinator.
+         * Off only to reproduce the hanging transactions it prevents.
+         */
+        @WithDefault("true")
+        boolean partitionVerificationEnable();
     }
 
     /** The group coordinator's settings, Apache's keys and defaults. */

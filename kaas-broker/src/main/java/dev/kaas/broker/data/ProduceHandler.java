@@ -7,6 +7,7 @@ import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
+import dev.kaas.broker.storage.VerificationGuards;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,6 +32,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 
@@ -38,16 +40,23 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * Produce: each partition's batches go to its serial writer (validate, assign offsets, write),
  * then, unless acks=0, the response waits for the group-commit fsync and fence check that make
  * them acknowledged. acks=0 gets no response, as in Apache.
+ *
+ * <p>Transactions (Apache 3.7, KIP-890 part 1): records that are transactional need the
+ * request's transactional id, and a batch that would open the producer's transaction on a
+ * partition is written only once the transaction coordinator confirmed the partition is part of
+ * the transaction ({@link TxnVerifier}, {@link VerificationGuards}).
  */
 @ApplicationScoped
 public class ProduceHandler implements ApiHandler {
 
     private final Partitions partitions;
     private final ClusterView view;
+    private final TxnVerifier verifier;
 
-    public ProduceHandler(Partitions partitions, ClusterView view) {
+    public ProduceHandler(Partitions partitions, ClusterView view, TxnVerifier verifier) {
         this.partitions = partitions;
         this.view = view;
+        this.verifier = verifier;
     }
 
     @Override
@@ -68,6 +77,10 @@ public class ProduceHandler implements ApiHandler {
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ProduceRequestData data = ((ProduceRequest) request).data();
+        if (data.transactionalId() == null && hasTransactionalRecords(data)) {
+            // Apache's KafkaApis: no transactional id, so no WRITE on one; the whole request is refused.
+            return refuseAll((ProduceRequest) request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.exception());
+        }
         short acks = data.acks();
         Set<TopicPartition> order = new LinkedHashSet<>();
         Map<TopicPartition, PartitionProduceResponse> nonExisting = new HashMap<>();
@@ -101,8 +114,16 @@ public class ProduceHandler implements ApiHandler {
                 toAppend.put(tp, records);
             }
         }
+        long[] producer = transactionalProducer(toAppend.values());
+        if (producer == MANY_PRODUCERS) {
+            // As Apache's ReplicaManager: one request's transactional records belong to one producer.
+            return refuseAll((ProduceRequest) request,
+                    Errors.INVALID_PRODUCER_ID_MAPPING.exception("Transactional records contained more than one producer ID"));
+        }
+        VerificationGuards.Ticket firstTry = producer != null && verifier.enabled() ? VerificationGuards.Ticket.UNVERIFIED
+                : VerificationGuards.Ticket.DISABLED;
         Map<TopicPartition, PartitionProduceResponse> appended = new HashMap<>();
-        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        Map<TopicPartition, CompletableFuture<VerificationGuards.Ticket>> firstRound = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> e : toAppend.entrySet()) {
             TopicPartition tp = e.getKey();
             if (acks != 0 && acks != 1 && acks != -1) {
@@ -117,9 +138,10 @@ public class ProduceHandler implements ApiHandler {
             PartitionProduceResponse pr = new PartitionProduceResponse().setIndex(tp.partition())
                     .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
             appended.put(tp, pr);
-            pending.add(append(replica, e.getValue(), acks, data.timeoutMs(), pr));
+            firstRound.put(tp, append(replica, e.getValue(), acks, data.timeoutMs(), pr, firstTry));
         }
-        CompletableFuture<Void> all = CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
+        CompletableFuture<Void> all = CompletableFuture.allOf(firstRound.values().toArray(CompletableFuture[]::new))
+                .thenCompose(v -> verifyThenAppend(data, producer, firstRound, toAppend, appended));
         return all.thenApply(v -> {
             ProduceResponseData resp = new ProduceResponseData().setThrottleTimeMs(0);
             boolean failed = false;
@@ -184,13 +206,153 @@ public class ProduceHandler implements ApiHandler {
         }
     }
 
-    private CompletableFuture<Void> append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr) {
+    private static final long[] MANY_PRODUCERS = new long[0];
+
+    /** Every partition gets {@code error}; with acks=0, which has no response, the connection is closed instead. */
+    private static CompletionStage<ApiMessage> refuseAll(ProduceRequest request, Exception error) {
+        if (request.acks() == 0) {
+            return CompletableFuture.failedFuture(new CloseConnection("acks=0 produce refused: " + error.getMessage()));
+        }
+        return CompletableFuture.completedFuture(request.getErrorResponse(0, error).data());
+    }
+
+    /**
+     * The producer id and epoch of the transactional batches about to be appended: null when
+     * there are none, {@link #MANY_PRODUCERS} when they are not all one producer's.
+     */
+    private static long[] transactionalProducer(Iterable<MemoryRecords> all) {
+        long[] found = null;
+        for (MemoryRecords records : all) {
+            for (RecordBatch batch : records.batches()) {
+                if (!batch.isTransactional() || !batch.hasProducerId()) {
+                    continue;
+                }
+                if (found == null) {
+                    found = new long[] {batch.producerId(), batch.producerEpoch()};
+                } else if (found[0] != batch.producerId() || found[1] != batch.producerEpoch()) {
+                    return MANY_PRODUCERS;
+                }
+            }
+        }
+        return found;
+    }
+
+    private static boolean hasTransactionalRecords(ProduceRequestData data) {
+        for (ProduceRequestData.TopicProduceData t : data.topicData()) {
+            for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
+                if (p.records() instanceof MemoryRecords records) {
+                    try {
+                        for (RecordBatch batch : records.batches()) {
+                            if (batch.isTransactional()) {
+                                return true;
+                            }
+                        }
+                    } catch (RuntimeException malformed) {
+                        // Refused per partition as corrupt later; nothing here to decide.
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The second round of a transactional produce: the partitions whose first append must wait
+     * for a verification. Those whose ticket asks are verified together with the coordinator;
+     * each then waits for its turn behind the producer's earlier requests on that partition and
+     * is appended with its ticket, or refused with the answer, mapped as Apache maps it
+     * ({@link TxnVerifier#forAppend}).
+     */
+    private CompletableFuture<Void> verifyThenAppend(ProduceRequestData data, long[] producer,
+                                                     Map<TopicPartition, CompletableFuture<VerificationGuards.Ticket>> firstRound,
+                                                     Map<TopicPartition, MemoryRecords> toAppend,
+                                                     Map<TopicPartition, PartitionProduceResponse> appended) {
+        Map<TopicPartition, VerificationGuards.Ticket> waiting = new LinkedHashMap<>();
+        firstRound.forEach((tp, f) -> {
+            VerificationGuards.Ticket ticket = f.join();
+            if (ticket != null) {
+                waiting.put(tp, ticket);
+            }
+        });
+        if (waiting.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Set<TopicPartition> asking = new LinkedHashSet<>();
+        waiting.forEach((tp, ticket) -> {
+            if (ticket.asks()) {
+                asking.add(tp);
+            }
+        });
+        if (!asking.isEmpty()) {
+            CompletableFuture<Map<TopicPartition, Errors>> answer;
+            try {
+                answer = verifier.verify(data.transactionalId(), producer[0], (short) producer[1], asking);
+            } catch (RuntimeException e) {
+                answer = CompletableFuture.failedFuture(e);
+            }
+            // Every asking ticket gets an outcome, whatever happens: the requests behind it wait on it.
+            answer.whenComplete((errors, failure) -> asking.forEach(tp -> waiting.get(tp).outcome().complete(
+                    errors == null ? Errors.UNKNOWN_SERVER_ERROR : errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR))));
+        }
+        List<CompletableFuture<?>> second = new ArrayList<>();
+        waiting.forEach((tp, ticket) -> second.add(ticket.previous().thenCombine(ticket.outcome(), (v, outcome) -> outcome)
+                .thenCompose(outcome -> {
+                    PartitionProduceResponse pr = appended.get(tp);
+                    Replica replica = partitions.get(tp);
+                    if (replica == null) {
+                        ticket.release();
+                        pr.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    if (outcome != Errors.NONE) {
+                        Errors refused = TxnVerifier.forAppend(outcome);
+                        pr.setErrorCode(refused.code()).setErrorMessage(refused == Errors.INVALID_TXN_STATE
+                                ? "Partition was not added to the transaction"
+                                : "Unable to verify the partition has been added to the transaction. Underlying error: " + outcome);
+                    }
+                    return append(replica, toAppend.get(tp), data.acks(), data.timeoutMs(), pr, ticket, producer[0], outcome);
+                })
+                // The writer lets the next request go right after this one's append; this only covers a failure on the way there.
+                .whenComplete((r, e) -> ticket.release())));
+        return CompletableFuture.allOf(second.toArray(CompletableFuture[]::new));
+    }
+
+    private CompletableFuture<VerificationGuards.Ticket> append(Replica replica, MemoryRecords records, short acks, int timeoutMs,
+                                                               PartitionProduceResponse pr, VerificationGuards.Ticket verified) {
+        return append(replica, records, acks, timeoutMs, pr, verified, RecordBatch.NO_PRODUCER_ID, Errors.NONE);
+    }
+
+    /**
+     * Appends on the partition's writer and fills {@code pr}; completes with null when the
+     * partition is answered, or with the ticket to verify with when the append must wait for the
+     * coordinator. With a ticket from the first round, the writer finishes it right after the
+     * append, or without appending when {@code refused} is not NONE ({@code pr} already says why).
+     */
+    private CompletableFuture<VerificationGuards.Ticket> append(Replica replica, MemoryRecords records, short acks, int timeoutMs,
+                                                               PartitionProduceResponse pr, VerificationGuards.Ticket verified,
+                                                               long producerId, Errors refused) {
+        boolean holdsTicket = verified != VerificationGuards.Ticket.DISABLED && verified != VerificationGuards.Ticket.UNVERIFIED;
+        if (holdsTicket && refused != Errors.NONE) {
+            try {
+                replica.writer().execute(() -> replica.log().verificationDone(producerId, verified));
+            } catch (RuntimeException writerGone) {
+                verified.release();
+            }
+            return CompletableFuture.completedFuture(null);
+        }
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
-        replica.writer().execute(() -> {
+        Runnable task = () -> {
             try {
                 MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
-                PartitionLog.AppendResult r = replica.log().append(v2);
+                PartitionLog.AppendResult r;
+                try {
+                    r = replica.log().append(v2, verified);
+                } finally {
+                    if (holdsTicket) {
+                        replica.log().verificationDone(producerId, verified);
+                    }
+                }
                 // Registered here, in the writer's task: a close queued behind this append settles it.
                 CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)
                         : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer());
@@ -206,13 +368,31 @@ public class ProduceHandler implements ApiHandler {
                 appended.completeExceptionally(e);
                 durable.completeExceptionally(e);
             }
-        });
+        };
+        try {
+            replica.writer().execute(task);
+        } catch (RuntimeException writerGone) {
+            if (holdsTicket) {
+                verified.release();
+            }
+            appended.completeExceptionally(new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
+                    "partition writer stopped: " + writerGone.getMessage()));
+        }
         // timeout_ms bounds the wait for durability once appended, as Apache's bounds the wait for replication.
-        return appended.thenCompose(r -> durable.orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS).thenRun(() ->
-                pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
-                        .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset()))
-        ).exceptionally(e -> {
+        return appended.thenCompose(r -> durable.orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS).thenApply(v -> {
+            pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
+                    .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset());
+            return (VerificationGuards.Ticket) null;
+        })).exceptionally(e -> {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof VerificationGuards.Required required) {
+                if (!holdsTicket) {
+                    return required.ticket();
+                }
+                // Cannot happen: an append with a ticket never asks for another. Refuse rather than wait forever.
+                required.ticket().release();
+                cause = new org.apache.kafka.common.errors.InvalidTxnStateException("verification did not settle");
+            }
             if (cause instanceof TimeoutException) {
                 // As Apache when acks=all outlives timeout_ms: the records may still become durable.
                 cause = new org.apache.kafka.common.errors.TimeoutException("fsync did not complete within " + timeoutMs + " ms");

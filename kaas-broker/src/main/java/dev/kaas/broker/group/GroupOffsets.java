@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.storage.VerificationGuards;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -61,6 +62,8 @@ final class GroupOffsets {
     private final Map<Long, Short> producerEpochs = new java.util.HashMap<>();
     /** Highest coordinator epoch of a marker this slot applied per producer id: an older one is a deposed coordinator's. */
     private final Map<Long, Integer> coordinatorEpochs = new java.util.HashMap<>();
+    /** KIP-890 guards of this slot, Apache's on its {@code __consumer_offsets} partition. */
+    private final VerificationGuards guards = new VerificationGuards();
 
     GroupOffsets(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
                  Predicate<TopicPartition> partitionExists, Membership membership) {
@@ -270,9 +273,26 @@ final class GroupOffsets {
      * offsets are pending, durable with the group, and become committed only when the
      * transaction's COMMIT marker arrives ({@link #completeTxn}). An epoch older than one this
      * slot saw for the producer is a zombie's: INVALID_PRODUCER_EPOCH.
+     *
+     * <p>KIP-890: unless the producer already has offsets pending in this slot, {@code verified}
+     * must hold a verification the coordinator confirmed ({@link #startTxnVerification}) and no
+     * marker voided, else INVALID_TXN_STATE, as Apache's append to the offsets partition refuses
+     * it. The ticket is finished here, whatever the outcome.
      */
     public Map<TopicPartition, Errors> txnCommit(String groupId, String memberId, String groupInstanceId, int generationId,
-                                                 long producerId, short producerEpoch, List<GroupShard.OffsetToCommit> offsets)
+                                                 long producerId, short producerEpoch, List<GroupShard.OffsetToCommit> offsets,
+                                                 VerificationGuards.Ticket verified)
+            throws IOException {
+        try {
+            return txnCommitChecked(groupId, memberId, groupInstanceId, generationId, producerId, producerEpoch, offsets, verified);
+        } finally {
+            guards.done(producerId, verified);
+        }
+    }
+
+    private Map<TopicPartition, Errors> txnCommitChecked(String groupId, String memberId, String groupInstanceId, int generationId,
+                                                         long producerId, short producerEpoch, List<GroupShard.OffsetToCommit> offsets,
+                                                         VerificationGuards.Ticket verified)
             throws IOException {
         Map<TopicPartition, Errors> result = new LinkedHashMap<>();
         Errors groupError = null;
@@ -295,6 +315,9 @@ final class GroupOffsets {
             Short seen = producerEpochs.get(producerId);
             if ((mine != null && mine.producerEpoch() > producerEpoch) || (seen != null && seen > producerEpoch)) {
                 groupError = Errors.INVALID_PRODUCER_EPOCH;
+            } else if (verified != VerificationGuards.Ticket.DISABLED && !hasPending(producerId)
+                    && !guards.confirmed(producerId, verified)) {
+                groupError = Errors.INVALID_TXN_STATE;
             }
         }
         if (groupError != null) {
@@ -342,6 +365,8 @@ final class GroupOffsets {
         }
         coordinatorEpochs.put(producerId, coordinatorEpoch);
         producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
+        // A verification that began before this marker must not open the producer's next transaction here.
+        guards.clear(producerId);
         for (ClassicGroup group : membership.groups()) {
             GroupStore.PendingTxnOffsets p = group.pendingTxnOffsets().get(producerId);
             if (p == null) {
@@ -364,6 +389,27 @@ final class GroupOffsets {
             group.removePendingTxnOffsets(producerId);
             membership.maybeDropEmpty(group);
         }
+    }
+
+    /**
+     * The first step of a TxnOffsetCommit (KIP-890): a place in the producer's verification of
+     * this slot's partition (to pass to {@link #txnCommit}), or null when its transaction is
+     * already open here (offsets pending in some group).
+     */
+    public VerificationGuards.Ticket startTxnVerification(long producerId) {
+        if (membership.closed()) {
+            throw new NotCoordinatorException("group slot " + slot + " is not coordinated here");
+        }
+        return hasPending(producerId) ? null : guards.join(producerId, clock.getAsLong());
+    }
+
+    private boolean hasPending(long producerId) {
+        for (ClassicGroup group : membership.groups()) {
+            if (group.pendingTxnOffsets().containsKey(producerId)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** OffsetFetch with require_stable: the partitions of {@code groupId} with transactional offsets still pending. */

@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.storage.VerificationGuards;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -620,8 +621,14 @@ public final class GroupShard {
 
     /** TxnOffsetCommit; see {@link GroupOffsets#txnCommit}. */
     public Map<TopicPartition, Errors> txnCommit(String groupId, String memberId, String groupInstanceId, int generationId,
-                                                 long producerId, short producerEpoch, List<OffsetToCommit> offsets) throws IOException {
-        return this.offsets.txnCommit(groupId, memberId, groupInstanceId, generationId, producerId, producerEpoch, offsets);
+                                                 long producerId, short producerEpoch, List<OffsetToCommit> offsets,
+                                                 VerificationGuards.Ticket verified) throws IOException {
+        return this.offsets.txnCommit(groupId, memberId, groupInstanceId, generationId, producerId, producerEpoch, offsets, verified);
+    }
+
+    /** The guard a TxnOffsetCommit verifies with; see {@link GroupOffsets#startTxnVerification}. */
+    public VerificationGuards.Ticket startTxnVerification(long producerId) {
+        return offsets.startTxnVerification(producerId);
     }
 
     /** A transaction marker for this slot; see {@link GroupOffsets#completeTxn}. */

@@ -1,15 +1,21 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.data.TxnVerifier;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.storage.VerificationGuards;
+import dev.kaas.common.model.Slots;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -23,13 +29,20 @@ import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
  * offsets are saved pending with the group and become committed when the transaction's COMMIT
  * marker reaches the group's slot (see {@link GroupOffsets#txnCommit}). Below v2,
  * COORDINATOR_LOAD_IN_PROGRESS is COORDINATOR_NOT_AVAILABLE, as Apache.
+ *
+ * <p>KIP-890 part 1, as Apache 3.7: unless the producer already has offsets pending in the
+ * group's slot, the transaction coordinator must first confirm that the slot's offsets
+ * partition ({@code __consumer_offsets-<slot>}, what AddOffsetsToTxn added) is part of the
+ * transaction; a refusal is every partition's answer.
  */
 @ApplicationScoped
 public class TxnOffsetCommitHandler implements ApiHandler {
     private final GroupCoordinator coordinator;
+    private final TxnVerifier verifier;
 
-    public TxnOffsetCommitHandler(GroupCoordinator coordinator) {
+    public TxnOffsetCommitHandler(GroupCoordinator coordinator, TxnVerifier verifier) {
         this.coordinator = coordinator;
+        this.verifier = verifier;
     }
 
     @Override
@@ -51,8 +64,36 @@ public class TxnOffsetCommitHandler implements ApiHandler {
                         v >= 2 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
             }
         }
-        return coordinator.call(d.groupId(), shard -> shard.txnCommit(d.groupId(), memberId, instanceId, generation,
-                        d.producerId(), d.producerEpoch(), offsets))
+        CompletableFuture<Map<TopicPartition, Errors>> committed;
+        if (!verifier.enabled() || d.groupId() == null || d.groupId().isEmpty()) {
+            committed = commit(d, memberId, instanceId, generation, offsets, VerificationGuards.Ticket.DISABLED);
+        } else {
+            committed = coordinator.call(d.groupId(), shard -> shard.startTxnVerification(d.producerId())).thenCompose(ticket -> {
+                if (ticket == null) {
+                    // Already open here: the pending offsets are the proof, checked again when committing.
+                    return commit(d, memberId, instanceId, generation, offsets, VerificationGuards.Ticket.UNVERIFIED);
+                }
+                if (ticket.asks()) {
+                    TopicPartition slot = new TopicPartition(Topic.GROUP_METADATA_TOPIC_NAME, Slots.slotFor(d.groupId()));
+                    verifier.verify(d.transactionalId(), d.producerId(), d.producerEpoch(), Set.of(slot)).whenComplete((errors, e) ->
+                            ticket.outcome().complete(errors == null ? Errors.UNKNOWN_SERVER_ERROR
+                                    : errors.getOrDefault(slot, Errors.UNKNOWN_SERVER_ERROR)));
+                }
+                return ticket.previous().thenCombine(ticket.outcome(), (turn, outcome) -> outcome).thenCompose(outcome ->
+                        commit(d, memberId, instanceId, generation, offsets, ticket).thenApply(result -> {
+                            if (outcome == Errors.NONE) {
+                                return result;
+                            }
+                            Map<TopicPartition, Errors> all = new LinkedHashMap<>();
+                            Errors answer = forOffsetCommit(TxnVerifier.forAppend(outcome));
+                            offsets.forEach(o -> all.put(o.tp(), answer));
+                            return all;
+                        }))
+                        // The slot went away meanwhile: whoever waits behind this commit need not wait for it.
+                        .whenComplete((r, e) -> ticket.release());
+            });
+        }
+        return committed
                 .exceptionally(e -> {
                     Errors err = ErrorMapper.forCoordinator(e, d.groupId());
                     Map<TopicPartition, Errors> all = new LinkedHashMap<>();
@@ -75,5 +116,22 @@ public class TxnOffsetCommitHandler implements ApiHandler {
                     }
                     return resp;
                 });
+    }
+
+    private CompletableFuture<Map<TopicPartition, Errors>> commit(TxnOffsetCommitRequestData d, String memberId, String instanceId,
+                                                                  int generation, List<GroupShard.OffsetToCommit> offsets,
+                                                                  VerificationGuards.Ticket verified) {
+        return coordinator.call(d.groupId(), shard -> shard.txnCommit(d.groupId(), memberId, instanceId, generation,
+                d.producerId(), d.producerEpoch(), offsets, verified));
+    }
+
+    /** Apache's {@code GroupMetadataManager.maybeConvertOffsetCommitError} for what verification can answer. */
+    private static Errors forOffsetCommit(Errors error) {
+        return switch (error) {
+            case NETWORK_EXCEPTION -> Errors.COORDINATOR_LOAD_IN_PROGRESS;
+            case UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND -> Errors.COORDINATOR_NOT_AVAILABLE;
+            case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> Errors.NOT_COORDINATOR;
+            default -> error;
+        };
     }
 }

@@ -460,6 +460,18 @@ public final class PartitionLog {
      * batch is invalid. Runs on the partition's serial executor.
      */
     public AppendResult append(MemoryRecords records) throws IOException {
+        return append(records, VerificationGuards.Ticket.DISABLED);
+    }
+
+    /**
+     * As {@link #append(MemoryRecords)}, for a client's produce: a transactional batch that would
+     * open the producer's transaction here, or that comes while the producer has a verification
+     * open here, needs the coordinator's word first ({@link VerificationGuards}).
+     * {@link VerificationGuards.Ticket#UNVERIFIED} then makes the append throw
+     * {@link VerificationGuards.Required}, with nothing written; the append with the ticket it
+     * carries must be followed by {@link #verificationDone}.
+     */
+    public AppendResult append(MemoryRecords records, VerificationGuards.Ticket verified) throws IOException {
         ensureWritable();
         long now = clock.getAsLong();
         ByteBuffer buffer = records.buffer();
@@ -514,10 +526,18 @@ public final class PartitionLog {
         MutableRecordBatch first = batches.get(0);
         if (first.hasProducerId()) {
             for (MutableRecordBatch batch : batches) {
+                if (batch.isTransactional()) {
+                    producers.queueIfVerifying(batch.producerId(), verified, now);
+                }
+            }
+            for (MutableRecordBatch batch : batches) {
                 ProducerStateTable.BatchMeta dup = producers.check(batch.producerId(), batch.producerEpoch(),
                         batch.baseSequence(), batch.lastSequence());
                 if (dup == null) {
                     producers.checkTransactional(batch.producerId(), batch.isTransactional());
+                    if (batch.isTransactional()) {
+                        producers.checkVerified(batch.producerId(), verified, now);
+                    }
                 }
                 if (dup != null) {
                     if (batches.size() == 1) {
@@ -559,6 +579,14 @@ public final class PartitionLog {
         }
         publish(next, count);
         return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+    }
+
+    /**
+     * The request that held {@code ticket} was appended or refused: the producer's next request
+     * may go. Runs on the partition's serial executor, right after that request's append.
+     */
+    public void verificationDone(long producerId, VerificationGuards.Ticket ticket) {
+        producers.verificationDone(producerId, ticket);
     }
 
     /** Makes appended offsets up to {@code next} part of the log; with page-cache acknowledgement, visible at once. */

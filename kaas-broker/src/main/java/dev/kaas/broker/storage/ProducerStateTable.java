@@ -29,6 +29,10 @@ import org.apache.kafka.common.record.RecordBatch;
  * coordinator). A non-transactional batch while the producer's transaction is open is
  * INVALID_TXN_STATE. The open transactions' first offsets bound the last stable offset.
  *
+ * <p>Verification (KIP-890 part 1): a producer's first transactional batch here needs the
+ * coordinator's confirmation ({@link VerificationGuards}); its later batches in the same
+ * transaction do not.
+ *
  * <p>Threading: only the partition's serial executor touches it; snapshots copy.
  */
 final class ProducerStateTable {
@@ -63,6 +67,7 @@ final class ProducerStateTable {
     }
 
     private final Map<Long, State> producers = new HashMap<>();
+    private final VerificationGuards guards = new VerificationGuards();
 
     /**
      * Checks a batch against the producer's state without changing it.
@@ -113,6 +118,43 @@ final class ProducerStateTable {
             throw new InvalidTxnStateException("Expected transactional write from producer " + producerId + " at offset "
                     + s.txnFirstOffset + " but the batch is not transactional");
         }
+    }
+
+    /**
+     * A transactional batch of a producer with a verification open here waits its turn, before
+     * any other check: its sequence can only be judged once the batches before it are written.
+     *
+     * @throws VerificationGuards.Required with the batch's place in the queue
+     */
+    void queueIfVerifying(long producerId, VerificationGuards.Ticket presented, long nowMs) {
+        if (presented == VerificationGuards.Ticket.UNVERIFIED && guards.open(producerId)) {
+            throw new VerificationGuards.Required(guards.join(producerId, nowMs));
+        }
+    }
+
+    /**
+     * Checks that a transactional data batch may be written (Apache 3.7's
+     * {@code analyzeAndValidateProducerState}): the producer's transaction is already open here,
+     * or {@code presented} holds a verification the coordinator confirmed and no marker voided.
+     *
+     * @throws VerificationGuards.Required for a first attempt: verify, then append again with the ticket
+     * @throws InvalidTxnStateException     when the verification failed or a marker came in between
+     */
+    void checkVerified(long producerId, VerificationGuards.Ticket presented, long nowMs) {
+        if (presented == VerificationGuards.Ticket.DISABLED || txnFirstOffset(producerId) >= 0) {
+            return;
+        }
+        if (presented == VerificationGuards.Ticket.UNVERIFIED) {
+            throw new VerificationGuards.Required(guards.join(producerId, nowMs));
+        }
+        if (!guards.confirmed(producerId, presented)) {
+            throw new InvalidTxnStateException("Record was not part of an ongoing transaction (producer " + producerId + ")");
+        }
+    }
+
+    /** The request holding {@code ticket} was written or refused; see {@link VerificationGuards#done}. */
+    void verificationDone(long producerId, VerificationGuards.Ticket ticket) {
+        guards.done(producerId, ticket);
     }
 
     /**
@@ -179,6 +221,8 @@ final class ProducerStateTable {
             s.batches.clear();
         }
         s.coordinatorEpoch = coordinatorEpoch;
+        // The KAFKA-14402 race: a verification that began before this marker must not open a new transaction.
+        guards.clear(producerId);
         long first = s.txnFirstOffset;
         s.txnFirstOffset = -1;
         return first < 0 ? null : new CompletedTxn(producerId, first, markerOffset, abort);

@@ -46,6 +46,19 @@ import org.jboss.logging.Logger;
  * (coordinator epoch) or, before that, by the leader when the assignment shows a newer epoch of
  * the slot. Files are untrusted: a request that does not parse or is out of range is deleted.
  *
+ * <p>The same queue carries KIP-890 verifications the other way, from a partition's leader to
+ * the transaction's coordinator (Apache's AddPartitionsToTxn v4 {@code verify_only}):
+ *
+ * <pre>
+ * __cluster/markers/to-{coordinator}/{leader}-{uuid}.vreq  {"from":l,"transactionalId":…,"producerId":…,"producerEpoch":…,
+ *                                                          "partitions":[{"topic":…,"partition":p}]}
+ * __cluster/markers/to-{coordinator}/{leader}-{uuid}.vres  {"partitions":[{"topic":…,"partition":p,"error":code}]}
+ * </pre>
+ *
+ * A verification is a question, not a change: losing one only makes the producer retry, so its
+ * files are published without fsync (temp + rename: whole or absent, never torn to a reader), and
+ * one that does not parse is treated as lost.
+ *
  * <p>A lost doorbell costs latency only: both sides also sweep every {@link #SWEEP_MS}.
  *
  * <p>Threading: file work runs on {@code io} (one thread); appends on the partitions' writers.
@@ -64,13 +77,39 @@ final class MarkerQueue {
     record Result(short error) {
     }
 
+    record Partition(String topic, int partition, Short error) {
+    }
+
+    record Verify(int from, String transactionalId, long producerId, short producerEpoch, List<Partition> partitions) {
+    }
+
+    record Verified(List<Partition> partitions) {
+    }
+
+    /** Answers a verification for a transaction slot this broker holds (the coordinator's side). */
+    interface LocalVerifier {
+        CompletableFuture<Map<TopicPartition, Errors>> verify(String transactionalId, long producerId, short producerEpoch,
+                                                             Set<TopicPartition> partitions);
+    }
+
+    /** Bounds on what a verification file may hold: Apache's transactional id limit, and partitions a request could name. */
+    static final int MAX_ID_CHARS = Short.MAX_VALUE;
+    static final int MAX_PARTITIONS = 100_000;
+
     /** Writes a marker on a partition or group slot this broker holds (the leader's side). */
     interface LocalWriter {
         CompletableFuture<Void> write(TopicPartition tp, String topicId, long producerId, short producerEpoch, int coordinatorEpoch,
                                       boolean commit);
     }
 
-    private record Pending(int leader, CompletableFuture<Void> result, long sentMs, Path request) {
+    /** A request of ours awaiting its answer: {@code answered} gets the result file's bytes, {@code failed} a timeout or a storage error. */
+    private record Pending(int peer, long sentMs, Path request, Answered answered,
+                           java.util.function.Consumer<RuntimeException> failed) {
+    }
+
+    /** Reads a result file's bytes; a malformed one throws, and its request fails. */
+    private interface Answered {
+        void accept(byte[] bytes) throws IOException;
     }
 
     private final Path root;
@@ -81,6 +120,7 @@ final class MarkerQueue {
     private final ScheduledExecutorService io;
     private final LongSupplier clock;
     private volatile LocalWriter local;
+    private volatile LocalVerifier verifier;
     private final Map<String, Pending> pending = new ConcurrentHashMap<>();
     /** Requests to this broker being written now, so a second sweep does not start them again. */
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
@@ -101,9 +141,10 @@ final class MarkerQueue {
         this.disk = disk;
     }
 
-    /** Starts serving: requests are written by {@code writer}; the fallback sweep begins. */
-    void start(LocalWriter writer) {
+    /** Starts serving: marker requests are written by {@code writer}, verifications answered by {@code verifier}; the fallback sweep begins. */
+    void start(LocalWriter writer, LocalVerifier verifier) {
         this.local = writer;
+        this.verifier = verifier;
         io.scheduleWithFixedDelay(this::sweep, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -126,49 +167,103 @@ final class MarkerQueue {
     CompletableFuture<Void> send(int leader, int slot, TopicPartition tp, String topicId, long producerId, short producerEpoch,
                                  int coordinatorEpoch, boolean commit) {
         CompletableFuture<Void> result = new CompletableFuture<>();
-        io.execute(() -> {
-            String name = me + "-" + UUID.randomUUID();
-            Path request = dir(leader).resolve(name + ".req");
-            try {
-                AtomicFiles.replace(disk, request, Json.bytes(new Request(me, slot, tp.topic(), topicId, tp.partition(), producerId,
-                        producerEpoch, coordinatorEpoch, commit)));
-            } catch (IOException | RuntimeException e) {
-                result.completeExceptionally(new org.apache.kafka.common.errors.KafkaStorageException(
-                        "could not queue a marker for " + tp + ": " + e.getMessage()));
-                return;
+        post(leader, ".req", new Request(me, slot, tp.topic(), topicId, tp.partition(), producerId, producerEpoch, coordinatorEpoch,
+                commit), bytes -> {
+                    Errors error = Errors.forCode(Json.read(bytes, Result.class).error());
+                    if (error == Errors.NONE) {
+                        result.complete(null);
+                    } else {
+                        result.completeExceptionally(error.exception());
+                    }
+                }, result::completeExceptionally);
+        return result;
+    }
+
+    /**
+     * Asks {@code coordinator} whether {@code partitions} are part of the producer's transaction.
+     * Never fails: no answer in time is NETWORK_EXCEPTION for every partition, as Apache's broker
+     * reports a coordinator that did not answer.
+     */
+    CompletableFuture<Map<TopicPartition, Errors>> verify(int coordinator, String transactionalId, long producerId, short producerEpoch,
+                                                         Set<TopicPartition> partitions) {
+        CompletableFuture<Map<TopicPartition, Errors>> result = new CompletableFuture<>();
+        List<Partition> asked = partitions.stream().map(tp -> new Partition(tp.topic(), tp.partition(), null)).toList();
+        post(coordinator, ".vreq", new Verify(me, transactionalId, producerId, producerEpoch, asked), bytes -> {
+            Map<TopicPartition, Errors> answer = new java.util.LinkedHashMap<>();
+            partitions.forEach(tp -> answer.put(tp, Errors.UNKNOWN_SERVER_ERROR));
+            Verified v = Json.read(bytes, Verified.class);
+            for (Partition p : v.partitions() == null ? List.<Partition>of() : v.partitions()) {
+                TopicPartition tp = p == null || p.topic() == null ? null : new TopicPartition(p.topic(), p.partition());
+                if (tp != null && answer.containsKey(tp) && p.error() != null) {
+                    answer.put(tp, Errors.forCode(p.error()));
+                }
             }
-            pending.put(name, new Pending(leader, result, clock.getAsLong(), request));
-            ring.accept(leader);
+            result.complete(answer);
+        }, e -> {
+            Map<TopicPartition, Errors> answer = new java.util.LinkedHashMap<>();
+            partitions.forEach(tp -> answer.put(tp, Errors.NETWORK_EXCEPTION));
+            result.complete(answer);
         });
         return result;
     }
 
-    /** Results {@code leader} wrote for us: complete their futures, remove the files. */
-    private void collectResults(int leader) {
+    /**
+     * Queues {@code request} for {@code peer} and rings it; {@code answered} gets its result,
+     * {@code failed} what went wrong. A marker request is fsynced; a verification is a question
+     * nobody needs after a crash, so it is only published (no fsync on the produce path).
+     */
+    private void post(int peer, String suffix, Object request, Answered answered,
+                      java.util.function.Consumer<RuntimeException> failed) {
+        io.execute(() -> {
+            String name = me + "-" + UUID.randomUUID();
+            Path file = dir(peer).resolve(name + suffix);
+            try {
+                if (request instanceof Verify) {
+                    AtomicFiles.publish(disk, file, Json.bytes(request));
+                } else {
+                    AtomicFiles.replace(disk, file, Json.bytes(request));
+                }
+            } catch (IOException | RuntimeException e) {
+                failed.accept(new org.apache.kafka.common.errors.KafkaStorageException("could not queue a request for broker "
+                        + peer + ": " + e.getMessage()));
+                return;
+            }
+            pending.put(name, new Pending(peer, clock.getAsLong(), file, answered, failed));
+            ring.accept(peer);
+        });
+    }
+
+    /** Results {@code peer} wrote for us: hand them to their requests, remove the files. */
+    private void collectResults(int peer) {
         if (pending.isEmpty()) {
             return;
         }
-        for (Path p : list(dir(leader))) {
+        for (Path p : list(dir(peer))) {
             String file = p.getFileName().toString();
-            if (!file.startsWith(me + "-") || !file.endsWith(".res")) {
+            String suffix = file.endsWith(".res") ? ".res" : file.endsWith(".vres") ? ".vres" : null;
+            if (!file.startsWith(me + "-") || suffix == null) {
                 continue;
             }
-            String name = file.substring(0, file.length() - ".res".length());
+            String name = file.substring(0, file.length() - suffix.length());
             Pending waiting = pending.remove(name);
-            Errors error = Errors.UNKNOWN_SERVER_ERROR;
+            byte[] bytes = null;
             try {
-                Result r = Json.read(Files.readAllBytes(p), Result.class);
-                error = Errors.forCode(r.error());
-            } catch (IOException | RuntimeException e) {
-                LOG.warnf("unreadable marker result file=%s: %s", p, e.toString());
+                bytes = Files.readAllBytes(p);
+            } catch (IOException e) {
+                LOG.warnf("unreadable result file=%s: %s", p, e.toString());
             }
             delete(p);
-            if (waiting != null) {
-                if (error == Errors.NONE) {
-                    waiting.result().complete(null);
-                } else {
-                    waiting.result().completeExceptionally(error.exception());
+            if (waiting == null) {
+                continue;
+            }
+            try {
+                if (bytes == null) {
+                    throw new IllegalArgumentException("unreadable");
                 }
+                waiting.answered().accept(bytes);
+            } catch (IOException | RuntimeException e) {
+                LOG.warnf("malformed result file=%s: %s", p, e.toString());
+                waiting.failed().accept(Errors.UNKNOWN_SERVER_ERROR.exception());
             }
         }
     }
@@ -183,13 +278,20 @@ final class MarkerQueue {
         long now = clock.getAsLong();
         for (Path p : list(dir(me))) {
             String file = p.getFileName().toString();
-            if (file.endsWith(".res")) {
+            if (file.endsWith(".res") || file.endsWith(".vres")) {
                 if (now - modified(p) > ORPHAN_MS) {
                     delete(p);
                 }
                 continue;
             }
-            if (!file.endsWith(".req") || file.startsWith(".")) {
+            if (file.startsWith(".")) {
+                continue;
+            }
+            if (file.endsWith(".vreq")) {
+                answerVerification(p, file.substring(0, file.length() - ".vreq".length()));
+                continue;
+            }
+            if (!file.endsWith(".req")) {
                 continue;
             }
             String name = file.substring(0, file.length() - ".req".length());
@@ -234,6 +336,60 @@ final class MarkerQueue {
         ring.accept(r.from());
     }
 
+    /** The coordinator's side of a verification: the slot answers from memory; the answer goes back as a file and a ring. */
+    private void answerVerification(Path p, String name) {
+        LocalVerifier answering = verifier;
+        if (answering == null || !inFlight.add(name)) {
+            return;
+        }
+        Verify v;
+        Set<TopicPartition> asked = new java.util.LinkedHashSet<>();
+        try {
+            v = Json.read(Files.readAllBytes(p), Verify.class);
+            if (v == null || v.transactionalId() == null || v.transactionalId().isEmpty() || v.transactionalId().length() > MAX_ID_CHARS
+                    || v.partitions() == null || v.partitions().isEmpty() || v.partitions().size() > MAX_PARTITIONS
+                    || v.producerId() < 0 || v.producerEpoch() < 0) {
+                throw new IllegalArgumentException("verification request out of range");
+            }
+            for (Partition tp : v.partitions()) {
+                if (tp == null || tp.topic() == null || tp.topic().isEmpty() || tp.topic().length() > 249 || tp.partition() < 0) {
+                    throw new IllegalArgumentException("verification request names an invalid partition");
+                }
+                asked.add(new TopicPartition(tp.topic(), tp.partition()));
+            }
+        } catch (NoSuchFileException e) {
+            inFlight.remove(name);
+            return;
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("dropping an unreadable verification request file=%s: %s", p, e.toString());
+            delete(p);
+            inFlight.remove(name);
+            return;
+        }
+        CompletableFuture<Map<TopicPartition, Errors>> answer;
+        try {
+            answer = answering.verify(v.transactionalId(), v.producerId(), v.producerEpoch(), asked);
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((errors, failure) -> io.execute(() -> {
+            List<Partition> out = new java.util.ArrayList<>(asked.size());
+            for (TopicPartition tp : asked) {
+                Errors e = failure != null ? Errors.forException(unwrap(failure)) : errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR);
+                out.add(new Partition(tp.topic(), tp.partition(), e.code()));
+            }
+            try {
+                AtomicFiles.publish(disk, dir(me).resolve(name + ".vres"), Json.bytes(new Verified(out)));
+                delete(p);
+            } catch (IOException | RuntimeException e) {
+                LOG.warnf("could not answer verification request %s: %s", name, e.toString());
+            } finally {
+                inFlight.remove(name);
+            }
+            ring.accept(v.from());
+        }));
+    }
+
     /** A request from a coordinator epoch older than the slot's current one in our assignment: a deposed coordinator's. */
     private Errors staleCoordinator(Request r) {
         Assignment a = assignment.get();
@@ -263,11 +419,11 @@ final class MarkerQueue {
             long now = clock.getAsLong();
             Set<Integer> leaders = ConcurrentHashMap.newKeySet();
             pending.forEach((name, p) -> {
-                leaders.add(p.leader());
+                leaders.add(p.peer());
                 if (now - p.sentMs() > TIMEOUT_MS && pending.remove(name, p)) {
                     delete(p.request());
-                    p.result().completeExceptionally(new org.apache.kafka.common.errors.TimeoutException("no answer from broker " + p.leader()
-                            + " to a marker request within " + TIMEOUT_MS + " ms"));
+                    p.failed().accept(new org.apache.kafka.common.errors.TimeoutException("no answer from broker " + p.peer()
+                            + " within " + TIMEOUT_MS + " ms"));
                 }
             });
             leaders.forEach(this::collectResults);

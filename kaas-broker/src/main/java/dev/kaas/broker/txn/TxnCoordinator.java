@@ -6,19 +6,26 @@ import dev.kaas.broker.cluster.Doorbell;
 import dev.kaas.common.fs.Disk;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.data.TxnVerifier;
 import dev.kaas.broker.group.CoordinatorSlots;
 import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.group.Scheduler;
+import dev.kaas.common.model.SlotAssignment;
 import dev.kaas.common.model.Slots;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
 import org.jboss.logging.Logger;
 
 /**
@@ -27,9 +34,12 @@ import org.jboss.logging.Logger;
  * slots of every applied assignment. Taking a slot over fences it, loads the newest slot file
  * at or below the new epoch and finishes its Prepare transactions (see {@link TxnSlot#open}).
  * The slot epoch is the coordinator epoch every marker carries.
+ *
+ * <p>It also answers KIP-890 verifications for the partitions' leaders: from the slot itself
+ * when it is here, else through the {@link MarkerQueue} to the broker that holds the slot.
  */
 @ApplicationScoped
-public class TxnCoordinator {
+public class TxnCoordinator implements TxnVerifier {
     private static final Logger LOG = Logger.getLogger(TxnCoordinator.class);
 
     private final ClusterView view;
@@ -46,15 +56,17 @@ public class TxnCoordinator {
         return t;
     });
     private final MarkerQueue queue;
+    private final boolean verification;
 
     public TxnCoordinator(ClusterView view, Partitions partitions, GroupCoordinator groups, ProducerIdAllocator ids, BrokerConfig config,
                           Doorbell doorbell) {
         this.view = view;
         BrokerConfig.Transaction cfg = config.transaction();
+        this.verification = cfg.partitionVerificationEnable();
         this.queue = new MarkerQueue(partitions.dataDir(), view.brokerId(), view::assignment, doorbell::ring, markerIo,
                 System::currentTimeMillis, Disk.SYSTEM);
         PartitionMarkers markers = new PartitionMarkers(partitions, groups, view, queue);
-        queue.start(markers::writeLocal);
+        queue.start(markers::writeLocal, this::verifyHere);
         doorbell.onRing(queue::rung);
         this.slots = new CoordinatorSlots<>("transaction", partitions.storage(), timers, new CoordinatorSlots.Lifecycle<>() {
             @Override
@@ -90,6 +102,42 @@ public class TxnCoordinator {
     /** Runs {@code call} on the slot that owns {@code transactionalId}; fails with NOT_COORDINATOR when this broker does not. */
     public <T> CompletableFuture<T> call(String transactionalId, Function<TxnSlot, CompletableFuture<T>> call) {
         return slots.compose(Slots.slotFor(transactionalId), call);
+    }
+
+    @Override
+    public boolean enabled() {
+        return verification;
+    }
+
+    @Override
+    public CompletableFuture<Map<TopicPartition, Errors>> verify(String transactionalId, long producerId, short producerEpoch,
+                                                                Set<TopicPartition> partitions) {
+        if (transactionalId == null || transactionalId.isEmpty()) {
+            return CompletableFuture.completedFuture(every(partitions, Errors.INVALID_REQUEST));
+        }
+        int slot = Slots.slotFor(transactionalId);
+        int owner = view.assignment().txnSlots().stream().filter(s -> s.slot() == slot).mapToInt(SlotAssignment::broker)
+                .findFirst().orElse(-1);
+        if (owner == view.brokerId()) {
+            return verifyHere(transactionalId, producerId, producerEpoch, partitions);
+        }
+        if (owner < 0) {
+            return CompletableFuture.completedFuture(every(partitions, Errors.COORDINATOR_NOT_AVAILABLE));
+        }
+        return queue.verify(owner, transactionalId, producerId, producerEpoch, partitions);
+    }
+
+    /** A verification for a slot this broker should hold: asked of the slot on its executor. */
+    private CompletableFuture<Map<TopicPartition, Errors>> verifyHere(String transactionalId, long producerId, short producerEpoch,
+                                                                     Set<TopicPartition> partitions) {
+        return call(transactionalId, s -> CompletableFuture.completedFuture(s.verify(transactionalId, producerId, producerEpoch, partitions)))
+                .exceptionally(e -> every(partitions, TxnRequests.coordinatorError(e, transactionalId)));
+    }
+
+    private static Map<TopicPartition, Errors> every(Set<TopicPartition> partitions, Errors error) {
+        Map<TopicPartition, Errors> out = new LinkedHashMap<>();
+        partitions.forEach(tp -> out.put(tp, error));
+        return out;
     }
 
     /** Runs {@code call} on every owned slot (ListTransactions). */

@@ -77,7 +77,7 @@ class LeaderRedirectionTest {
         led = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 2), tp2, TOPIC_ID.toString(),
                 5, ME, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
         partitions.put(tp2, new Replica(led, new SerialExecutor(partitions.writers())));
-        produce = new ProduceHandler(partitions, view);
+        produce = new ProduceHandler(partitions, view, new NoVerification());
         fetch = new FetchHandler(partitions, view, new FetchWaiters(partitions), config);
     }
 

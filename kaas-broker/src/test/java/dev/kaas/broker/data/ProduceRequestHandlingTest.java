@@ -27,7 +27,7 @@ class ProduceRequestHandlingTest {
 
     ProduceResponseData produce(ProduceRequestData data) {
         BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", dir.toString()));
-        ProduceHandler handler = new ProduceHandler(new Partitions(config), new ClusterView(config));
+        ProduceHandler handler = new ProduceHandler(new Partitions(config), new ClusterView(config), new NoVerification());
         short v = 9;
         ProduceRequest req = new ProduceRequest(data, v);
         RequestContext ctx = new RequestContext(new RequestHeader(ApiKeys.PRODUCE, v, "t", 1), "PLAINTEXT", "/127.0.0.1");

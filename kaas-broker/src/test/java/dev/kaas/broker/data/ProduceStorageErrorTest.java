@@ -62,7 +62,7 @@ class ProduceStorageErrorTest {
         Path dir = PartitionLog.directory(partitions.dataDir(), "t", topicId, 0);
         log = PartitionLog.open(dir, tp, topicId, 0, 1, rollEveryBatch, System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
-        ProduceHandler handler = new ProduceHandler(partitions, view);
+        ProduceHandler handler = new ProduceHandler(partitions, view, new NoVerification());
         assertThat(produce(handler).errorCode()).isEqualTo(Errors.NONE.code());
         Files.createDirectories(dir.resolve(String.format("%08x-%020d.log", 0, 1)).resolve("in-the-way"));
 

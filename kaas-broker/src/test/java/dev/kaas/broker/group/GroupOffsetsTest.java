@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.storage.VerificationGuards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -123,7 +124,7 @@ class GroupOffsetsTest {
     @Test
     void transactionalOffsetsArePendingUntilTheCommitMarkerAndDroppedOnAbort() throws Exception {
         // Given offsets committed in producer 7's transaction (a producer-only client: no member, generation -1)
-        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10))).containsEntry(tp, Errors.NONE);
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10), VerificationGuards.Ticket.DISABLED)).containsEntry(tp, Errors.NONE);
         assertThat(offsets.fetch("g", List.of(tp)).get(tp)).as("not visible before the marker").isNull();
         assertThat(offsets.unstable("g")).containsExactly(tp);
         assertThat(saved.get("g").pending()).containsKey(7L);
@@ -138,19 +139,47 @@ class GroupOffsetsTest {
         assertThat(offsets.unstable("g")).isEmpty();
 
         // And an aborted transaction's offsets are dropped
-        offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(20));
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(20), VerificationGuards.Ticket.DISABLED);
         offsets.completeTxn(7L, (short) 0, 3, false);
         assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(10);
     }
 
+    /**
+     * KIP-890 for offsets: the first TxnOffsetCommit of a transaction here needs the guard its
+     * verification started with; a marker in between (the transaction ended) voids it.
+     */
+    @Test
+    void transactionalOffsetsNeedAVerifiedGuardUnlessTheTransactionIsAlreadyOpenHere() throws Exception {
+        VerificationGuards.Ticket unconfirmed = offsets.startTxnVerification(7L);
+        assertThat(unconfirmed.asks()).isTrue();
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10), unconfirmed))
+                .as("no answer from the coordinator").containsEntry(tp, Errors.INVALID_TXN_STATE);
+        VerificationGuards.Ticket ticket = offsets.startTxnVerification(7L);
+        assertThat(ticket.asks()).as("the refused verification is over").isTrue();
+        ticket.outcome().complete(Errors.NONE);
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10), ticket)).containsEntry(tp, Errors.NONE);
+        assertThat(offsets.startTxnVerification(7L)).as("open here: no verification").isNull();
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(11), VerificationGuards.Ticket.UNVERIFIED))
+                .containsEntry(tp, Errors.NONE);
+        offsets.completeTxn(7L, (short) 0, 3, true);
+
+        // The race: a verification starts, the transaction's marker arrives, then the late commit.
+        VerificationGuards.Ticket late = offsets.startTxnVerification(7L);
+        offsets.completeTxn(7L, (short) 0, 3, false);
+        late.outcome().complete(Errors.NONE);
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(99), late)).containsEntry(tp, Errors.INVALID_TXN_STATE);
+        assertThat(offsets.unstable("g")).as("nothing pending that no marker would end").isEmpty();
+        assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(11);
+    }
+
     @Test
     void zombiesAndDeposedCoordinatorsAreRefused() throws Exception {
-        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(10));
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(10), VerificationGuards.Ticket.DISABLED);
         // A zombie producer of an older epoch
-        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 1, commitOf(99))).containsEntry(tp, Errors.INVALID_PRODUCER_EPOCH);
+        assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 1, commitOf(99), VerificationGuards.Ticket.DISABLED)).containsEntry(tp, Errors.INVALID_PRODUCER_EPOCH);
         offsets.completeTxn(7L, (short) 2, 5, true);
         // The next transaction's offsets, then a late marker from a deposed coordinator (epoch 4)
-        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(20));
+        offsets.txnCommit("g", "", null, -1, 7L, (short) 2, commitOf(20), VerificationGuards.Ticket.DISABLED);
         assertThatThrownBy(() -> offsets.completeTxn(7L, (short) 2, 4, true))
                 .isInstanceOf(org.apache.kafka.common.errors.TransactionCoordinatorFencedException.class);
         assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(10);
@@ -162,10 +191,10 @@ class GroupOffsetsTest {
         ClassicGroup g = new ClassicGroup("live", GroupState.EMPTY, 0);
         g.add(new Member("m", null, "c", "h", 1000, 10_000, "consumer", Map.of("range", new byte[0])), null);
         groups.put("live", g);
-        assertThat(offsets.txnCommit("live", "other", null, 0, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.UNKNOWN_MEMBER_ID);
-        assertThat(offsets.txnCommit("live", "m", null, 3, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.ILLEGAL_GENERATION);
-        assertThat(offsets.txnCommit("live", "", null, -1, 7L, (short) 0, commitOf(1))).as("producer-only clients may")
+        assertThat(offsets.txnCommit("live", "other", null, 0, 7L, (short) 0, commitOf(1), VerificationGuards.Ticket.DISABLED)).containsEntry(tp, Errors.UNKNOWN_MEMBER_ID);
+        assertThat(offsets.txnCommit("live", "m", null, 3, 7L, (short) 0, commitOf(1), VerificationGuards.Ticket.DISABLED)).containsEntry(tp, Errors.ILLEGAL_GENERATION);
+        assertThat(offsets.txnCommit("live", "", null, -1, 7L, (short) 0, commitOf(1), VerificationGuards.Ticket.DISABLED)).as("producer-only clients may")
                 .containsEntry(tp, Errors.NONE);
-        assertThat(offsets.txnCommit("", "", null, -1, 7L, (short) 0, commitOf(1))).containsEntry(tp, Errors.INVALID_GROUP_ID);
+        assertThat(offsets.txnCommit("", "", null, -1, 7L, (short) 0, commitOf(1), VerificationGuards.Ticket.DISABLED)).containsEntry(tp, Errors.INVALID_GROUP_ID);
     }
 }

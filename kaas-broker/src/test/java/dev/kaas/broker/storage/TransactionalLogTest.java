@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.SimpleRecord;
@@ -73,6 +74,11 @@ class TransactionalLogTest {
 
     private static void appendDurably(PartitionLog log, MemoryRecords records) throws Exception {
         var r = log.append(records);
+        log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+    }
+
+    private static void appendDurably(PartitionLog log, MemoryRecords records, VerificationGuards.Ticket verified) throws Exception {
+        var r = log.append(records, verified);
         log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
     }
 
@@ -175,6 +181,75 @@ class TransactionalLogTest {
         assertThat(log.logEndOffset()).isEqualTo(end);
         // A data batch of the old epoch after the marker: the producer was fenced there.
         assertThatThrownBy(() -> log.append(txn(7L, (short) 1, 1, "zombie"))).isInstanceOf(InvalidProducerEpochException.class);
+    }
+
+    /** KIP-890: the first transactional batch of a transaction here waits for the coordinator; the later ones do not. */
+    @Test
+    void aTransactionOpensOnlyWithAConfirmedVerification() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        VerificationGuards.Ticket first = required(log, txn(7L, (short) 0, 0, "a"));
+        assertThat(first.asks()).isTrue();
+        assertThat(log.logEndOffset()).as("nothing written before the coordinator answered").isZero();
+        // A second request of the producer meanwhile queues behind the first and shares its verification.
+        VerificationGuards.Ticket second = required(log, txn(7L, (short) 0, 1, "b"));
+        assertThat(second.asks()).isFalse();
+        assertThat(second.previous()).isNotDone();
+
+        first.outcome().complete(Errors.NONE);
+        appendDurably(log, txn(7L, (short) 0, 0, "a"), first);
+        log.verificationDone(7L, first);
+        assertThat(second.previous()).as("its turn").isDone();
+        assertThat(log.lastStableOffset()).isZero();
+        // A third one while the second still waits: behind it, though the transaction is open now.
+        VerificationGuards.Ticket third = required(log, txn(7L, (short) 0, 2, "c"));
+        appendDurably(log, txn(7L, (short) 0, 1, "b"), second);
+        log.verificationDone(7L, second);
+        appendDurably(log, txn(7L, (short) 0, 2, "c"), third);
+        log.verificationDone(7L, third);
+
+        // The verification is over: the transaction's later batches and plain writers go straight through.
+        appendDurably(log, txn(7L, (short) 0, 3, "d"), VerificationGuards.Ticket.UNVERIFIED);
+        appendDurably(log, plain("e"), VerificationGuards.Ticket.UNVERIFIED);
+        assertThat(log.logEndOffset()).isEqualTo(5);
+    }
+
+    /**
+     * KAFKA-14402: the verification began, the transaction was aborted, and only then did the
+     * late produce come: the marker voided the verification, so it opens nothing. Fails if the
+     * marker does not clear the guard, or if the guard is not checked.
+     */
+    @Test
+    void aVerificationThatRacedTheAbortMarkerOpensNoTransaction() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        appendDurably(log, plain("before"), VerificationGuards.Ticket.UNVERIFIED);
+        VerificationGuards.Ticket verifying = required(log, txn(7L, (short) 0, 0, "late"));
+        // The coordinator confirmed (the partition was in the transaction), but the transaction's abort got here first.
+        long abort = markDurably(log, 7L, (short) 0, 0, false);
+        verifying.outcome().complete(Errors.NONE);
+        assertThatThrownBy(() -> log.append(txn(7L, (short) 0, 0, "late"), verifying))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        log.verificationDone(7L, verifying);
+        assertThat(log.logEndOffset()).isEqualTo(abort + 1);
+        assertThat(log.lastStableOffset()).as("no transaction holds the LSO").isEqualTo(log.highWatermark());
+        // Its retry starts over with a verification of its own.
+        assertThat(required(log, txn(7L, (short) 0, 0, "late")).asks()).isTrue();
+    }
+
+    /** A refused verification opens nothing, for the request that asked and for those behind it. */
+    @Test
+    void aRefusedVerificationOpensNothing() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        VerificationGuards.Ticket first = required(log, txn(7L, (short) 0, 0, "a"));
+        first.outcome().complete(Errors.INVALID_TXN_STATE);
+        assertThatThrownBy(() -> log.append(txn(7L, (short) 0, 0, "a"), first))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        log.verificationDone(7L, first);
+        assertThat(log.logEndOffset()).isZero();
+    }
+
+    private static VerificationGuards.Ticket required(PartitionLog log, MemoryRecords records) {
+        return org.assertj.core.api.Assertions.catchThrowableOfType(() -> log.append(records, VerificationGuards.Ticket.UNVERIFIED),
+                VerificationGuards.Required.class).ticket();
     }
 
     @Test

@@ -24,6 +24,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.protocol.Errors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,7 @@ class MarkerQueueTest {
     final AtomicReference<Assignment> assignment = new AtomicReference<>(
             new Assignment(1, 1, "c", List.of(), List.of(), List.of(), List.of(new SlotAssignment(4, 1, 7))));
     final Map<String, CompletableFuture<Void>> written = new ConcurrentHashMap<>();
+    final List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
     MarkerQueue coordinator;
     MarkerQueue leader;
     volatile boolean ringsLost;
@@ -55,12 +57,18 @@ class MarkerQueueTest {
     void start() {
         coordinator = new MarkerQueue(data, 1, assignment::get, to -> ring(to, 1), io1, clock::get, Disk.SYSTEM);
         leader = new MarkerQueue(data, 2, assignment::get, to -> ring(to, 2), io2, clock::get, Disk.SYSTEM);
-        coordinator.start((tp, id, pid, epoch, ce, commit) -> CompletableFuture.failedFuture(new AssertionError("nothing is led by 1")));
+        coordinator.start((tp, id, pid, epoch, ce, commit) -> CompletableFuture.failedFuture(new AssertionError("nothing is led by 1")),
+                (txnId, pid, epoch, partitions) -> {
+                    asked.add(txnId + " " + pid + " " + epoch + " " + partitions);
+                    Map<TopicPartition, Errors> answer = new java.util.LinkedHashMap<>();
+                    partitions.forEach(tp -> answer.put(tp, tp.equals(TP) ? Errors.NONE : Errors.INVALID_TXN_STATE));
+                    return CompletableFuture.completedFuture(answer);
+                });
         leader.start((tp, id, pid, epoch, ce, commit) -> {
             CompletableFuture<Void> f = new CompletableFuture<>();
             written.put(tp + " " + pid + " " + epoch + " " + ce + " " + commit, f);
             return f;
-        });
+        }, (txnId, pid, epoch, partitions) -> CompletableFuture.failedFuture(new AssertionError("no slot is held by 2")));
     }
 
     void ring(int to, int from) {
@@ -131,6 +139,46 @@ class MarkerQueueTest {
         sent.get(5, TimeUnit.SECONDS);
         assertThat(bad).doesNotExist();
         assertThat(written).hasSize(1);
+    }
+
+    @Test
+    void aLeaderAsksTheCoordinatorToVerifyAndGetsItsAnswerPerPartition() throws Exception {
+        start();
+        TopicPartition other = new TopicPartition("orders", 4);
+        Map<TopicPartition, Errors> answer = leader.verify(1, "tx/../\u0000", 42, (short) 3, new java.util.LinkedHashSet<>(List.of(TP, other)))
+                .get(5, TimeUnit.SECONDS);
+        assertThat(answer).containsExactly(Map.entry(TP, Errors.NONE), Map.entry(other, Errors.INVALID_TXN_STATE));
+        assertThat(asked).containsExactly("tx/../\u0000 42 3 [" + TP + ", " + other + "]");
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
+    }
+
+    @Test
+    void aVerificationNobodyAnswersIsANetworkErrorForEveryPartition() throws Exception {
+        start();
+        CompletableFuture<Map<TopicPartition, Errors>> answer = leader.verify(5, "tx", 42, (short) 3, java.util.Set.of(TP));
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> !files().isEmpty());
+        clock.addAndGet(MarkerQueue.TIMEOUT_MS + 1);
+        assertThat(answer.get(5, TimeUnit.SECONDS)).containsExactly(Map.entry(TP, Errors.NETWORK_EXCEPTION));
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
+    }
+
+    @Test
+    void anOutOfRangeVerificationRequestIsDroppedUnanswered() throws Exception {
+        Path noId = data.resolve("__cluster/markers/to-1/2-noid.vreq");
+        AtomicFiles.write(noId, "{\"from\":2,\"producerId\":1,\"producerEpoch\":0,\"partitions\":[{\"topic\":\"t\",\"partition\":0}]}"
+                .getBytes(StandardCharsets.UTF_8));
+        Path badPartition = data.resolve("__cluster/markers/to-1/2-bad.vreq");
+        AtomicFiles.write(badPartition, "{\"from\":2,\"transactionalId\":\"tx\",\"producerId\":1,\"producerEpoch\":0,\"partitions\":[{\"topic\":\"t\",\"partition\":-1}]}"
+                .getBytes(StandardCharsets.UTF_8));
+        start();
+        Map<TopicPartition, Errors> answer = leader.verify(1, "tx", 42, (short) 3, java.util.Set.of(TP)).get(5, TimeUnit.SECONDS);
+        assertThat(answer).containsExactly(Map.entry(TP, Errors.NONE));
+        assertThat(noId).doesNotExist();
+        assertThat(badPartition).doesNotExist();
+        assertThat(asked).hasSize(1);
+        try (var walk = Files.walk(data.resolve("__cluster/markers"))) {
+            assertThat(walk.filter(p -> p.toString().endsWith(".vres")).toList()).as("no answer to what was dropped").isEmpty();
+        }
     }
 
     List<Path> files() throws Exception {

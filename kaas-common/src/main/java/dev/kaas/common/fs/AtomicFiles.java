@@ -40,6 +40,20 @@ public final class AtomicFiles {
      * depends on their durability, and so pays for one directory fsync instead of one each.
      */
     public static void replace(Disk disk, Path target, byte[] content) throws IOException {
+        replace(disk, target, content, true);
+    }
+
+    /**
+     * {@link #replace} without any fsync: readers (on NFS, any client that opens it after the
+     * rename) see the old or the whole new content, but a crash may leave nothing or an empty
+     * file. Only for messages nobody needs after a crash, such as a question to another broker
+     * whose asker retries: a reader must treat an empty or malformed file as absent.
+     */
+    public static void publish(Disk disk, Path target, byte[] content) throws IOException {
+        replace(disk, target, content, false);
+    }
+
+    private static void replace(Disk disk, Path target, byte[] content, boolean durable) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
@@ -49,7 +63,9 @@ public final class AtomicFiles {
                 while (buf.hasRemaining()) {
                     ch.write(buf);
                 }
-                ch.force(true);
+                if (durable) {
+                    ch.force(true);
+                }
             }
             disk.move(tmp, target);
         } finally {
