@@ -16,6 +16,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
@@ -35,6 +36,7 @@ import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteRecordsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
@@ -84,7 +86,7 @@ class ApiVersionMatrixIT {
     /** The APIs kaas claims (compatibility.md). */
     static final List<ApiKeys> CLAIMED = List.of(
             ApiKeys.PRODUCE, ApiKeys.FETCH, ApiKeys.LIST_OFFSETS, ApiKeys.METADATA, ApiKeys.API_VERSIONS,
-            ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
+            ApiKeys.CREATE_TOPICS, ApiKeys.DELETE_TOPICS, ApiKeys.DELETE_RECORDS, ApiKeys.INIT_PRODUCER_ID, ApiKeys.DESCRIBE_CONFIGS,
             ApiKeys.FIND_COORDINATOR, ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.HEARTBEAT, ApiKeys.LEAVE_GROUP,
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
             ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER,
@@ -298,6 +300,45 @@ class ApiVersionMatrixIT {
                 assertThat(r.data().errorCode()).as("v%d", v).isZero();
                 assertThat(r.data().apiKeys()).hasSize(CLAIMED.size());
             }
+        }
+    }
+
+    /** Each version moves the log start one record further; above the high watermark and unknown partitions are refused. */
+    @Test
+    void deleteRecordsAtEveryVersion() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("trimmed", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            var produce = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+            produce.topicData().add(new ProduceRequestData.TopicProduceData().setName("trimmed").setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withRecords(CompressionType.NONE,
+                            new SimpleRecord("a".getBytes()), new SimpleRecord("b".getBytes()), new SimpleRecord("c".getBytes()),
+                            new SimpleRecord("d".getBytes()))))));
+            var pr = (ProduceResponse) c.send(ApiKeys.PRODUCE, max(ApiKeys.PRODUCE), produce);
+            assertThat(pr.data().responses().find("trimmed").partitionResponses().get(0).errorCode()).isZero();
+            for (short v = 0; v <= max(ApiKeys.DELETE_RECORDS); v++) {
+                var req = new DeleteRecordsRequestData().setTimeoutMs(30_000);
+                req.topics().add(new DeleteRecordsRequestData.DeleteRecordsTopic().setName("trimmed").setPartitions(List.of(
+                        new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(v + 1),
+                        new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(1).setOffset(0))));
+                req.topics().add(new DeleteRecordsRequestData.DeleteRecordsTopic().setName("no-such-topic").setPartitions(List.of(
+                        new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(0))));
+                var r = (DeleteRecordsResponse) c.send(ApiKeys.DELETE_RECORDS, v, req);
+                var trimmed = r.data().topics().find("trimmed").partitions();
+                assertThat(Errors.forCode(trimmed.find(0).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(trimmed.find(0).lowWatermark()).as("v%d", v).isEqualTo(v + 1);
+                assertThat(Errors.forCode(trimmed.find(1).errorCode())).as("v%d", v).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                assertThat(Errors.forCode(r.data().topics().find("no-such-topic").partitions().find(0).errorCode()))
+                        .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            var beyond = new DeleteRecordsRequestData().setTimeoutMs(30_000);
+            beyond.topics().add(new DeleteRecordsRequestData.DeleteRecordsTopic().setName("trimmed").setPartitions(List.of(
+                    new DeleteRecordsRequestData.DeleteRecordsPartition().setPartitionIndex(0).setOffset(5))));
+            var r = (DeleteRecordsResponse) c.send(ApiKeys.DELETE_RECORDS, max(ApiKeys.DELETE_RECORDS), beyond);
+            var p = r.data().topics().find("trimmed").partitions().find(0);
+            assertThat(Errors.forCode(p.errorCode())).isEqualTo(Errors.OFFSET_OUT_OF_RANGE);
+            assertThat(p.lowWatermark()).isEqualTo(-1);
         }
     }
 

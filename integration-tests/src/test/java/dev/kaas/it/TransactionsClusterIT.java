@@ -149,7 +149,8 @@ class TransactionsClusterIT {
     /**
      * KIP-890 across brokers: the partition's leader is not the transaction's coordinator, so it
      * asks through the volume queue. A write outside the transaction is refused, one inside it
-     * goes through, and a write that arrives after its transaction was aborted opens nothing.
+     * goes through, and a write that arrives after its transaction was aborted opens nothing
+     * (the coordinator refuses it; the race with the marker itself is TransactionalLogTest's).
      */
     @Test
     void aLeaderVerifiesWithTheCoordinatorOnAnotherBroker() throws Exception {

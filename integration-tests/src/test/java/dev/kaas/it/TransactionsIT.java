@@ -147,8 +147,9 @@ class TransactionsIT {
      * KIP-890 part 1, as Apache 3.7 with {@code transaction.partition.verification.enable=true}: a
      * transactional write opens a transaction on a partition only when the coordinator has the
      * partition in the producer's ongoing transaction. Everything refused writes nothing and holds
-     * no LSO. Fails if the produce path stops asking the coordinator, or if the abort marker no
-     * longer voids a verification in flight.
+     * no LSO. Fails if the produce or offset path stops asking the coordinator. (The race where
+     * the abort marker lands while a verification is in flight is TransactionalLogTest's and
+     * GroupOffsetsTest's: over the wire, the late write here is refused by the coordinator.)
      */
     @Test
     void transactionalWritesOutsideTheirTransactionAreRefusedAndHoldNoLso() throws Exception {
@@ -173,7 +174,7 @@ class TransactionsIT {
                     .description(tx.transactionalId).get(10, TimeUnit.SECONDS).state() == TransactionState.COMPLETE_ABORT);
             assertThat(offset(admin, tp, IsolationLevel.READ_COMMITTED)).isEqualTo(2);
 
-            // KAFKA-14402: a write of the aborted transaction that arrives after its abort opens nothing.
+            // KAFKA-14402's outcome: a write of the aborted transaction that arrives after its abort opens nothing.
             assertThat(tx.produce(raw, tp, "late")).isEqualTo(Errors.INVALID_TXN_STATE);
             assertThat(offset(admin, tp, IsolationLevel.READ_UNCOMMITTED)).isEqualTo(2);
             assertThat(offset(admin, tp, IsolationLevel.READ_COMMITTED)).as("no hanging transaction").isEqualTo(2);

@@ -135,6 +135,10 @@ public interface BrokerConfig {
         @WithDefault("8")
         int flushThreads();
 
+        /** Apache {@code log.retention.check.interval.ms}: how often every open partition checks its retention limits. */
+        @WithDefault("5m")
+        Duration logRetentionCheckInterval();
+
         /** Requests read from one connection before reading pauses until responses go out. */
         @WithDefault("16")
         int maxInFlightPerConnection();

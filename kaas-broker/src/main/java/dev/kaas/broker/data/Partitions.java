@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.jboss.logging.Logger;
 
 /**
  * The partitions open on this broker and the threads that serve them: the writer pool (each
@@ -25,11 +26,14 @@ import org.apache.kafka.common.TopicPartition;
  */
 @ApplicationScoped
 public class Partitions {
+    private static final Logger LOG = Logger.getLogger(Partitions.class);
     private final Map<TopicPartition, Replica> open = new ConcurrentHashMap<>();
     private final ExecutorService writers;
     private final ExecutorService storage;
     private final ExecutorService flush;
     private final ScheduledExecutorService timers;
+    /** Retention's file work: renaming retired segments aside and deleting them after file.delete.delay.ms. */
+    private final ScheduledExecutorService reaper;
     private final Path dataDir;
     private volatile Consumer<TopicPartition> highWatermarkListener = tp -> { };
 
@@ -40,6 +44,27 @@ public class Partitions {
         this.flush = Executors.newFixedThreadPool(config.broker().flushThreads(), named("kaas-flush"));
         this.timers = Executors.newSingleThreadScheduledExecutor(named("kaas-log-timer"));
         timers.scheduleWithFixedDelay(() -> open.values().forEach(r -> r.log().maybeTimedFlush()), 100, 100, TimeUnit.MILLISECONDS);
+        this.reaper = Executors.newSingleThreadScheduledExecutor(named("kaas-retention"));
+        long check = Math.max(1, config.broker().logRetentionCheckInterval().toMillis());
+        timers.scheduleWithFixedDelay(() -> open.values().forEach(this::enforceRetention), check, check, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Queues a retention pass on the partition's writer (Apache's {@code log.retention.check.interval.ms}
+     * runs it for every log; DeleteRecords runs it for its partitions at once).
+     */
+    public void enforceRetention(Replica r) {
+        try {
+            r.writer().execute(() -> {
+                try {
+                    r.log().enforceRetention(reaper);
+                } catch (Exception e) {
+                    LOG.warnf("retention failed partition=%s: %s", r.log().topicPartition(), e.toString());
+                }
+            });
+        } catch (RuntimeException writerGone) {
+            // Closed or moving: its next owner checks retention.
+        }
     }
 
     static java.util.concurrent.ThreadFactory named(String prefix) {
@@ -96,6 +121,8 @@ public class Partitions {
     /** Last (default priority): the controlled shutdown's closes and slot releases ran on these pools first. */
     void onStop(@Observes ShutdownEvent ev) {
         timers.shutdownNow();
+        // Files renamed aside and not yet deleted are removed by the next owner's recovery.
+        reaper.shutdownNow();
         storage.shutdown();
         try {
             storage.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.internals.Topic;
@@ -123,7 +124,7 @@ public class ProduceHandler implements ApiHandler {
         VerificationGuards.Ticket firstTry = producer != null && verifier.enabled() ? VerificationGuards.Ticket.UNVERIFIED
                 : VerificationGuards.Ticket.DISABLED;
         Map<TopicPartition, PartitionProduceResponse> appended = new HashMap<>();
-        Map<TopicPartition, CompletableFuture<VerificationGuards.Ticket>> firstRound = new LinkedHashMap<>();
+        Map<TopicPartition, Attempt> firstRound = new LinkedHashMap<>();
         for (Map.Entry<TopicPartition, MemoryRecords> e : toAppend.entrySet()) {
             TopicPartition tp = e.getKey();
             if (acks != 0 && acks != 1 && acks != -1) {
@@ -138,10 +139,14 @@ public class ProduceHandler implements ApiHandler {
             PartitionProduceResponse pr = new PartitionProduceResponse().setIndex(tp.partition())
                     .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
             appended.put(tp, pr);
-            firstRound.put(tp, append(replica, e.getValue(), acks, data.timeoutMs(), pr, firstTry));
+            firstRound.put(tp, append(replica, e.getValue(), acks, data.timeoutMs(), pr, firstTry, RecordBatch.NO_PRODUCER_ID, Errors.NONE));
         }
-        CompletableFuture<Void> all = CompletableFuture.allOf(firstRound.values().toArray(CompletableFuture[]::new))
+        // Verification starts once every first attempt ran on its writer, not once they are durable.
+        CompletableFuture<Void> verified = CompletableFuture.allOf(firstRound.values().stream().map(Attempt::tried)
+                        .toArray(CompletableFuture[]::new))
                 .thenCompose(v -> verifyThenAppend(data, producer, firstRound, toAppend, appended));
+        CompletableFuture<Void> all = CompletableFuture.allOf(Stream.concat(firstRound.values().stream().map(Attempt::settled),
+                Stream.of(verified)).toArray(CompletableFuture[]::new));
         return all.thenApply(v -> {
             ProduceResponseData resp = new ProduceResponseData().setThrottleTimeMs(0);
             boolean failed = false;
@@ -257,19 +262,26 @@ public class ProduceHandler implements ApiHandler {
     }
 
     /**
+     * One append on a partition's writer: {@code tried} completes once the writer ran it, with
+     * the ticket to verify with when it must wait for the coordinator (else null);
+     * {@code settled} once the partition's answer is filled in (at once for a waiting one).
+     */
+    private record Attempt(Replica replica, CompletableFuture<VerificationGuards.Ticket> tried, CompletableFuture<Void> settled) {
+    }
+
+    /**
      * The second round of a transactional produce: the partitions whose first append must wait
      * for a verification. Those whose ticket asks are verified together with the coordinator;
      * each then waits for its turn behind the producer's earlier requests on that partition and
      * is appended with its ticket, or refused with the answer, mapped as Apache maps it
      * ({@link TxnVerifier#forAppend}).
      */
-    private CompletableFuture<Void> verifyThenAppend(ProduceRequestData data, long[] producer,
-                                                     Map<TopicPartition, CompletableFuture<VerificationGuards.Ticket>> firstRound,
+    private CompletableFuture<Void> verifyThenAppend(ProduceRequestData data, long[] producer, Map<TopicPartition, Attempt> firstRound,
                                                      Map<TopicPartition, MemoryRecords> toAppend,
                                                      Map<TopicPartition, PartitionProduceResponse> appended) {
         Map<TopicPartition, VerificationGuards.Ticket> waiting = new LinkedHashMap<>();
-        firstRound.forEach((tp, f) -> {
-            VerificationGuards.Ticket ticket = f.join();
+        firstRound.forEach((tp, attempt) -> {
+            VerificationGuards.Ticket ticket = attempt.tried().join();
             if (ticket != null) {
                 waiting.put(tp, ticket);
             }
@@ -298,39 +310,31 @@ public class ProduceHandler implements ApiHandler {
         waiting.forEach((tp, ticket) -> second.add(ticket.previous().thenCombine(ticket.outcome(), (v, outcome) -> outcome)
                 .thenCompose(outcome -> {
                     PartitionProduceResponse pr = appended.get(tp);
-                    Replica replica = partitions.get(tp);
-                    if (replica == null) {
-                        ticket.release();
+                    // The ticket belongs to the log it was taken on; if the partition reopened meanwhile, that log is gone.
+                    Replica replica = firstRound.get(tp).replica();
+                    if (partitions.get(tp) != replica) {
                         pr.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
-                        return CompletableFuture.completedFuture(null);
-                    }
-                    if (outcome != Errors.NONE) {
+                        outcome = Errors.NOT_LEADER_OR_FOLLOWER;
+                    } else if (outcome != Errors.NONE) {
                         Errors refused = TxnVerifier.forAppend(outcome);
                         pr.setErrorCode(refused.code()).setErrorMessage(refused == Errors.INVALID_TXN_STATE
                                 ? "Partition was not added to the transaction"
                                 : "Unable to verify the partition has been added to the transaction. Underlying error: " + outcome);
                     }
-                    return append(replica, toAppend.get(tp), data.acks(), data.timeoutMs(), pr, ticket, producer[0], outcome);
+                    return append(replica, toAppend.get(tp), data.acks(), data.timeoutMs(), pr, ticket, producer[0], outcome).settled();
                 })
                 // The writer lets the next request go right after this one's append; this only covers a failure on the way there.
                 .whenComplete((r, e) -> ticket.release())));
         return CompletableFuture.allOf(second.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<VerificationGuards.Ticket> append(Replica replica, MemoryRecords records, short acks, int timeoutMs,
-                                                               PartitionProduceResponse pr, VerificationGuards.Ticket verified) {
-        return append(replica, records, acks, timeoutMs, pr, verified, RecordBatch.NO_PRODUCER_ID, Errors.NONE);
-    }
-
     /**
-     * Appends on the partition's writer and fills {@code pr}; completes with null when the
-     * partition is answered, or with the ticket to verify with when the append must wait for the
-     * coordinator. With a ticket from the first round, the writer finishes it right after the
-     * append, or without appending when {@code refused} is not NONE ({@code pr} already says why).
+     * Appends on the partition's writer and fills {@code pr}. With a ticket from the first round,
+     * the writer finishes it right after the append, or without appending when {@code refused} is
+     * not NONE ({@code pr} already says why).
      */
-    private CompletableFuture<VerificationGuards.Ticket> append(Replica replica, MemoryRecords records, short acks, int timeoutMs,
-                                                               PartitionProduceResponse pr, VerificationGuards.Ticket verified,
-                                                               long producerId, Errors refused) {
+    private Attempt append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr,
+                           VerificationGuards.Ticket verified, long producerId, Errors refused) {
         boolean holdsTicket = verified != VerificationGuards.Ticket.DISABLED && verified != VerificationGuards.Ticket.UNVERIFIED;
         if (holdsTicket && refused != Errors.NONE) {
             try {
@@ -338,7 +342,7 @@ public class ProduceHandler implements ApiHandler {
             } catch (RuntimeException writerGone) {
                 verified.release();
             }
-            return CompletableFuture.completedFuture(null);
+            return new Attempt(replica, CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(null));
         }
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
@@ -378,16 +382,20 @@ public class ProduceHandler implements ApiHandler {
             appended.completeExceptionally(new org.apache.kafka.common.errors.NotLeaderOrFollowerException(
                     "partition writer stopped: " + writerGone.getMessage()));
         }
+        CompletableFuture<VerificationGuards.Ticket> tried = appended.handle((r, e) -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            return !holdsTicket && cause instanceof VerificationGuards.Required required ? required.ticket() : null;
+        });
         // timeout_ms bounds the wait for durability once appended, as Apache's bounds the wait for replication.
-        return appended.thenCompose(r -> durable.orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS).thenApply(v -> {
-            pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
-                    .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset());
-            return (VerificationGuards.Ticket) null;
-        })).exceptionally(e -> {
+        CompletableFuture<Void> settled = appended.thenCompose(r -> durable.orTimeout(Math.max(1, timeoutMs), TimeUnit.MILLISECONDS)
+                .thenRun(() -> pr.setErrorCode(Errors.NONE.code()).setBaseOffset(r.baseOffset())
+                        .setLogAppendTimeMs(r.logAppendTime()).setLogStartOffset(r.logStartOffset())))
+                .exceptionally(e -> {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof VerificationGuards.Required required) {
                 if (!holdsTicket) {
-                    return required.ticket();
+                    // Answered in the second round.
+                    return null;
                 }
                 // Cannot happen: an append with a ticket never asks for another. Refuse rather than wait forever.
                 required.ticket().release();
@@ -401,5 +409,6 @@ public class ProduceHandler implements ApiHandler {
             pr.setErrorCode(error.code()).setErrorMessage(cause.getMessage()).setBaseOffset(-1);
             return null;
         });
+        return new Attempt(replica, tried, settled);
     }
 }

@@ -315,8 +315,8 @@ final class GroupOffsets {
             Short seen = producerEpochs.get(producerId);
             if ((mine != null && mine.producerEpoch() > producerEpoch) || (seen != null && seen > producerEpoch)) {
                 groupError = Errors.INVALID_PRODUCER_EPOCH;
-            } else if (verified != VerificationGuards.Ticket.DISABLED && !hasPending(producerId)
-                    && !guards.confirmed(producerId, verified)) {
+            } else if (verified.refused() || (verified != VerificationGuards.Ticket.DISABLED && !hasPending(producerId)
+                    && !guards.confirmed(producerId, verified))) {
                 groupError = Errors.INVALID_TXN_STATE;
             }
         }
@@ -396,11 +396,11 @@ final class GroupOffsets {
      * this slot's partition (to pass to {@link #txnCommit}), or null when its transaction is
      * already open here (offsets pending in some group).
      */
-    public VerificationGuards.Ticket startTxnVerification(long producerId) {
+    public VerificationGuards.Ticket startTxnVerification(long producerId, short producerEpoch) {
         if (membership.closed()) {
             throw new NotCoordinatorException("group slot " + slot + " is not coordinated here");
         }
-        return hasPending(producerId) ? null : guards.join(producerId, clock.getAsLong());
+        return hasPending(producerId) ? null : guards.join(producerId, producerEpoch, clock.getAsLong());
     }
 
     private boolean hasPending(long producerId) {

@@ -627,8 +627,8 @@ public final class GroupShard {
     }
 
     /** The guard a TxnOffsetCommit verifies with; see {@link GroupOffsets#startTxnVerification}. */
-    public VerificationGuards.Ticket startTxnVerification(long producerId) {
-        return offsets.startTxnVerification(producerId);
+    public VerificationGuards.Ticket startTxnVerification(long producerId, short producerEpoch) {
+        return offsets.startTxnVerification(producerId, producerEpoch);
     }
 
     /** A transaction marker for this slot; see {@link GroupOffsets#completeTxn}. */

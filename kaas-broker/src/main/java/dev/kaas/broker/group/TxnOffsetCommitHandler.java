@@ -68,24 +68,32 @@ public class TxnOffsetCommitHandler implements ApiHandler {
         if (!verifier.enabled() || d.groupId() == null || d.groupId().isEmpty()) {
             committed = commit(d, memberId, instanceId, generation, offsets, VerificationGuards.Ticket.DISABLED);
         } else {
-            committed = coordinator.call(d.groupId(), shard -> shard.startTxnVerification(d.producerId())).thenCompose(ticket -> {
+            committed = coordinator.call(d.groupId(), shard -> shard.startTxnVerification(d.producerId(), d.producerEpoch()))
+                    .thenCompose(ticket -> {
                 if (ticket == null) {
                     // Already open here: the pending offsets are the proof, checked again when committing.
                     return commit(d, memberId, instanceId, generation, offsets, VerificationGuards.Ticket.UNVERIFIED);
                 }
                 if (ticket.asks()) {
                     TopicPartition slot = new TopicPartition(Topic.GROUP_METADATA_TOPIC_NAME, Slots.slotFor(d.groupId()));
-                    verifier.verify(d.transactionalId(), d.producerId(), d.producerEpoch(), Set.of(slot)).whenComplete((errors, e) ->
-                            ticket.outcome().complete(errors == null ? Errors.UNKNOWN_SERVER_ERROR
-                                    : errors.getOrDefault(slot, Errors.UNKNOWN_SERVER_ERROR)));
+                    CompletableFuture<Map<TopicPartition, Errors>> answer;
+                    try {
+                        answer = verifier.verify(d.transactionalId(), d.producerId(), d.producerEpoch(), Set.of(slot));
+                    } catch (RuntimeException e) {
+                        answer = CompletableFuture.failedFuture(e);
+                    }
+                    // Whatever happens, the ticket gets an outcome: other commits of the producer may wait on it.
+                    answer.whenComplete((errors, e) -> ticket.outcome().complete(errors == null ? Errors.UNKNOWN_SERVER_ERROR
+                            : errors.getOrDefault(slot, Errors.UNKNOWN_SERVER_ERROR)));
                 }
+                // A refused ticket still goes to the slot, which writes nothing and finishes it there.
                 return ticket.previous().thenCombine(ticket.outcome(), (turn, outcome) -> outcome).thenCompose(outcome ->
                         commit(d, memberId, instanceId, generation, offsets, ticket).thenApply(result -> {
                             if (outcome == Errors.NONE) {
                                 return result;
                             }
                             Map<TopicPartition, Errors> all = new LinkedHashMap<>();
-                            Errors answer = forOffsetCommit(TxnVerifier.forAppend(outcome));
+                            Errors answer = forOffsetCommit(outcome);
                             offsets.forEach(o -> all.put(o.tp(), answer));
                             return all;
                         }))
@@ -125,9 +133,14 @@ public class TxnOffsetCommitHandler implements ApiHandler {
                 d.producerId(), d.producerEpoch(), offsets, verified));
     }
 
-    /** Apache's {@code GroupMetadataManager.maybeConvertOffsetCommitError} for what verification can answer. */
+    /**
+     * What a refused verification answers, as Apache 3.7's group coordinator: the broker's
+     * PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, then {@code GroupMetadataManager.maybeConvertOffsetCommitError}
+     * (unlike Produce, CONCURRENT_TRANSACTIONS and the coordinator errors pass through).
+     */
     private static Errors forOffsetCommit(Errors error) {
         return switch (error) {
+            case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH;
             case NETWORK_EXCEPTION -> Errors.COORDINATOR_LOAD_IN_PROGRESS;
             case UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND -> Errors.COORDINATOR_NOT_AVAILABLE;
             case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR -> Errors.NOT_COORDINATOR;

@@ -7,7 +7,8 @@ import org.apache.kafka.common.config.TopicConfig;
 /** The effective topic configuration one partition log obeys, resolved once when it opens. */
 public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes, int maxMessageBytes,
                         long flushMessages, long flushMs, boolean logAppendTime,
-                        long timestampBeforeMaxMs, long timestampAfterMaxMs, boolean compacted) {
+                        long timestampBeforeMaxMs, long timestampAfterMaxMs, boolean compacted,
+                        long retentionMs, long retentionBytes, long fileDeleteDelayMs, boolean deletePolicy) {
 
     public static LogConfig from(Map<String, String> overrides) {
         Map<String, Object> e = TopicConfigs.effective(overrides);
@@ -23,7 +24,11 @@ public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes
                         (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)),
                 Math.min((Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
                         (Long) e.get(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG)),
-                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_COMPACT));
+                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_COMPACT),
+                (Long) e.get(TopicConfig.RETENTION_MS_CONFIG),
+                (Long) e.get(TopicConfig.RETENTION_BYTES_CONFIG),
+                (Long) e.get(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
+                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_DELETE));
     }
 
     public static LogConfig defaults() {

@@ -7,6 +7,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -389,6 +390,27 @@ final class LogSegment implements AutoCloseable {
         offsetIndex.close();
         timeIndex.close();
         channel.close();
+    }
+
+    /** What a retired segment's files are renamed to until they are deleted; recovery deletes leftovers. */
+    static final String DELETED_SUFFIX = ".deleted";
+
+    /**
+     * Retention: moves the segment's files out of the log's names, still open for reads in flight
+     * (Apache renames to {@code .deleted} and deletes after {@code file.delete.delay.ms}).
+     *
+     * @return the files as renamed
+     */
+    List<Path> renameAside() throws IOException {
+        List<Path> moved = new java.util.ArrayList<>(4);
+        for (Path p : List.of(logFile, indexFile(), timeIndexFile(), txnIndexFile())) {
+            if (Files.exists(p)) {
+                Path to = p.resolveSibling(p.getFileName() + DELETED_SUFFIX);
+                disk.move(p, to);
+                moved.add(to);
+            }
+        }
+        return moved;
     }
 
     void deleteFiles() throws IOException {

@@ -18,6 +18,8 @@ import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.CorruptRecordException;
@@ -25,6 +27,7 @@ import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnsupportedForMessageFormatException;
 import org.apache.kafka.common.record.BaseRecords;
@@ -318,6 +321,11 @@ public final class PartitionLog {
         List<SegmentFile> files = new ArrayList<>();
         try (var list = Files.list(dir)) {
             for (Path p : (Iterable<Path>) list::iterator) {
+                if (p.getFileName().toString().endsWith(LogSegment.DELETED_SUFFIX)) {
+                    // Retired by retention before a restart; the delay was for readers of the old process.
+                    disk.delete(p);
+                    continue;
+                }
                 long[] parsed = LogSegment.parseName(p.getFileName().toString());
                 if (parsed != null) {
                     files.add(new SegmentFile(p, (int) parsed[0], parsed[1]));
@@ -527,7 +535,7 @@ public final class PartitionLog {
         if (first.hasProducerId()) {
             for (MutableRecordBatch batch : batches) {
                 if (batch.isTransactional()) {
-                    producers.queueIfVerifying(batch.producerId(), verified, now);
+                    producers.queueIfVerifying(batch.producerId(), batch.producerEpoch(), verified, now);
                 }
             }
             for (MutableRecordBatch batch : batches) {
@@ -536,7 +544,7 @@ public final class PartitionLog {
                 if (dup == null) {
                     producers.checkTransactional(batch.producerId(), batch.isTransactional());
                     if (batch.isTransactional()) {
-                        producers.checkVerified(batch.producerId(), verified, now);
+                        producers.checkVerified(batch.producerId(), batch.producerEpoch(), verified, now);
                     }
                 }
                 if (dup != null) {
@@ -579,6 +587,114 @@ public final class PartitionLog {
         }
         publish(next, count);
         return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+    }
+
+    /**
+     * Retention (Apache 3.7's {@code deleteOldSegments}, see {@link Retention}): detaches the
+     * segments the topic's limits and the log start offset no longer keep, advances the log start
+     * offset to the first segment left, and hands the files to {@code reaper}, which renames them
+     * aside ({@code .deleted}) after checking this broker still owns the partition and deletes
+     * them after {@code file.delete.delay.ms}, so reads in flight finish. When every segment goes,
+     * a new active segment is rolled first. Runs on the partition's writer.
+     *
+     * @return how many segments were retired
+     */
+    public int enforceRetention(ScheduledExecutorService reaper) throws IOException {
+        if (closed || fenced) {
+            return 0;
+        }
+        long now = clock.getAsLong();
+        List<LogSegment> all = new ArrayList<>(segments.values());
+        List<Retention.Segment> view = new ArrayList<>(all.size());
+        for (LogSegment s : all) {
+            long largest = s.maxTimestamp();
+            if (largest < 0) {
+                // As Apache: a segment without record timestamps is as old as its file.
+                largest = Files.exists(s.file()) ? Files.getLastModifiedTime(s.file()).toMillis() : now;
+            }
+            view.add(new Retention.Segment(s.baseOffset(), s.nextOffset(), s.size(), largest));
+        }
+        Retention.Decision d = Retention.decide(view, logStartOffset, highWatermark, logEndOffset, config.retentionMs(),
+                config.retentionBytes(), config.deletePolicy(), now);
+        if (d.count() == 0) {
+            return 0;
+        }
+        if (d.count() == all.size()) {
+            roll();
+        }
+        List<LogSegment> retired = List.copyOf(all.subList(0, d.count()));
+        synchronized (flushLock) {
+            retired.forEach(s -> segments.remove(s.baseOffset()));
+        }
+        long start = Math.max(logStartOffset, segments.firstKey());
+        logStartOffset = start;
+        LOG.infof("retention retired %d segments partition=%s reason=%s logStart=%d", retired.size(), tp, d.reason(), start);
+        reaper.execute(() -> retire(retired, reaper));
+        return retired.size();
+    }
+
+    /** Off the writer: aside only while still the owner (a deposed owner's successor may need the files), then gone after the delay. */
+    private void retire(List<LogSegment> retired, ScheduledExecutorService reaper) {
+        try {
+            if (!fence.holds(leaderEpoch, brokerId)) {
+                fenced = true;
+                retired.forEach(PartitionLog::closeQuietly);
+                return;
+            }
+            List<Path> moved = new ArrayList<>();
+            for (LogSegment s : retired) {
+                moved.addAll(s.renameAside());
+            }
+            reaper.schedule(() -> {
+                retired.forEach(PartitionLog::closeQuietly);
+                for (Path p : moved) {
+                    try {
+                        disk.delete(p);
+                    } catch (IOException e) {
+                        LOG.warnf("could not delete a retired segment file=%s: %s", p, e.toString());
+                    }
+                }
+            }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("could not retire segments partition=%s: %s", tp, e.toString());
+        }
+    }
+
+    private static void closeQuietly(LogSegment s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            LOG.debugf("closing a retired segment: %s", e.toString());
+        }
+    }
+
+    /**
+     * DeleteRecords (Apache's {@code UnifiedLog.maybeIncrementLogStartOffset}): moves the log start
+     * offset up to {@code offset} ({@code -1}: the high watermark), durably and while owned: the
+     * manifest that records it is fsynced, then the fence is read again. Segments below it go
+     * with the next {@link #enforceRetention}. Runs on the partition's writer.
+     *
+     * @return the log start offset now (Apache's low watermark)
+     * @throws OffsetOutOfRangeException above the high watermark
+     */
+    public long deleteRecordsBefore(long offset) throws IOException {
+        ensureWritable();
+        long hw = highWatermark;
+        long target = offset == -1 ? hw : offset;
+        if (target < 0 || target > hw) {
+            throw new OffsetOutOfRangeException("Cannot increment the log start offset to " + offset + " of partition " + tp
+                    + " since it is larger than the high watermark " + hw);
+        }
+        if (target <= logStartOffset) {
+            return logStartOffset;
+        }
+        // The manifest is one file for every epoch: a deposed owner must not write it. Checked
+        // before (so a known successor's is never touched) and after (the Fencing rule's ack).
+        checkFence();
+        logStartOffset = target;
+        AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), target)));
+        checkFence();
+        return target;
     }
 
     /**
@@ -640,7 +756,9 @@ public final class PartitionLog {
         long hw = highWatermark;
         dropStable(hw);
         Map.Entry<Long, Long> oldest = unstable.firstEntry();
-        return oldest == null ? hw : Math.min(oldest.getKey(), hw);
+        // An open transaction that began below the log start offset holds nothing below it (Apache
+        // drops such transactions from its producer state when the log start advances).
+        return oldest == null ? hw : Math.min(Math.max(oldest.getKey(), logStartOffset), hw);
     }
 
     /**
@@ -702,6 +820,12 @@ public final class PartitionLog {
         if (!full && !old) {
             return;
         }
+        roll();
+    }
+
+    /** Seals the active segment and starts the next at the log end, under this epoch. Writer only. */
+    private void roll() throws IOException {
+        LogSegment s = active;
         // Everything in the old segment becomes durable before the checkpoint moves past it.
         s.flush();
         s.seal();

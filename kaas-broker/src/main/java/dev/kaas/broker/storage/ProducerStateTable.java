@@ -126,9 +126,9 @@ final class ProducerStateTable {
      *
      * @throws VerificationGuards.Required with the batch's place in the queue
      */
-    void queueIfVerifying(long producerId, VerificationGuards.Ticket presented, long nowMs) {
+    void queueIfVerifying(long producerId, short epoch, VerificationGuards.Ticket presented, long nowMs) {
         if (presented == VerificationGuards.Ticket.UNVERIFIED && guards.open(producerId)) {
-            throw new VerificationGuards.Required(guards.join(producerId, nowMs));
+            throw new VerificationGuards.Required(guards.join(producerId, epoch, nowMs));
         }
     }
 
@@ -140,12 +140,12 @@ final class ProducerStateTable {
      * @throws VerificationGuards.Required for a first attempt: verify, then append again with the ticket
      * @throws InvalidTxnStateException     when the verification failed or a marker came in between
      */
-    void checkVerified(long producerId, VerificationGuards.Ticket presented, long nowMs) {
+    void checkVerified(long producerId, short epoch, VerificationGuards.Ticket presented, long nowMs) {
         if (presented == VerificationGuards.Ticket.DISABLED || txnFirstOffset(producerId) >= 0) {
             return;
         }
         if (presented == VerificationGuards.Ticket.UNVERIFIED) {
-            throw new VerificationGuards.Required(guards.join(producerId, nowMs));
+            throw new VerificationGuards.Required(guards.join(producerId, epoch, nowMs));
         }
         if (!guards.confirmed(producerId, presented)) {
             throw new InvalidTxnStateException("Record was not part of an ongoing transaction (producer " + producerId + ")");

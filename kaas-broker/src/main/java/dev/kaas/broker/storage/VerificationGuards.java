@@ -39,13 +39,20 @@ public final class VerificationGuards {
 
     /** One producer's open verification. Compared by identity. */
     private static final class Guard {
+        final short epoch;
         final long createdMs;
         final CompletableFuture<Errors> outcome = new CompletableFuture<>();
         CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
         int waiting;
 
-        Guard(long createdMs) {
+        Guard(short epoch, long createdMs) {
+            this.epoch = epoch;
             this.createdMs = createdMs;
+        }
+
+        /** A later request may share it: same producer epoch, and not already refused (a refusal is not reused). */
+        boolean shareableWith(short requestEpoch) {
+            return epoch == requestEpoch && outcome.getNow(Errors.NONE) == Errors.NONE;
         }
     }
 
@@ -89,6 +96,11 @@ public final class VerificationGuards {
             return previous;
         }
 
+        /** Whether the coordinator answered this ticket's verification with a refusal (never for the two modes). */
+        public boolean refused() {
+            return guard != null && guard.outcome.getNow(Errors.NONE) != Errors.NONE;
+        }
+
         /** Lets the next request go; idempotent, any thread. */
         public void release() {
             turn.complete(null);
@@ -126,15 +138,20 @@ public final class VerificationGuards {
         return guards.containsKey(producerId);
     }
 
-    /** Takes a place in the producer's verification, opening one (whose ticket asks) if it has none. */
-    public Ticket join(long producerId, long nowMs) {
+    /**
+     * Takes a place in the producer's verification, opening one (whose ticket asks) if it has none
+     * that this request may share: a request of another producer epoch (a zombie, or the instance
+     * that fenced it) is verified on its own, and a refused verification is not reused. What
+     * queued behind a replaced verification still waits its turn there, and can only be refused.
+     */
+    public Ticket join(long producerId, short epoch, long nowMs) {
         Guard g = guards.get(producerId);
         boolean asks = false;
-        if (g == null) {
+        if (g == null || !g.shareableWith(epoch)) {
             if (guards.size() >= PURGE_ABOVE) {
                 guards.values().removeIf(old -> nowMs - old.createdMs > TTL_MS);
             }
-            g = new Guard(nowMs);
+            g = new Guard(epoch, nowMs);
             guards.put(producerId, g);
             asks = true;
         }

@@ -95,6 +95,8 @@ final class MarkerQueue {
     /** Bounds on what a verification file may hold: Apache's transactional id limit, and partitions a request could name. */
     static final int MAX_ID_CHARS = Short.MAX_VALUE;
     static final int MAX_PARTITIONS = 100_000;
+    /** Largest verification file read: the id and partitions above, JSON-escaped, fit well within it. */
+    static final long MAX_VERIFY_FILE_BYTES = 16L << 20;
 
     /** Writes a marker on a partition or group slot this broker holds (the leader's side). */
     interface LocalWriter {
@@ -345,6 +347,9 @@ final class MarkerQueue {
         Verify v;
         Set<TopicPartition> asked = new java.util.LinkedHashSet<>();
         try {
+            if (Files.size(p) > MAX_VERIFY_FILE_BYTES) {
+                throw new IllegalArgumentException("verification request of " + Files.size(p) + " bytes");
+            }
             v = Json.read(Files.readAllBytes(p), Verify.class);
             if (v == null || v.transactionalId() == null || v.transactionalId().isEmpty() || v.transactionalId().length() > MAX_ID_CHARS
                     || v.partitions() == null || v.partitions().isEmpty() || v.partitions().size() > MAX_PARTITIONS

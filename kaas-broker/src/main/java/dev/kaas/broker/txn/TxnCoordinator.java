@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
@@ -119,7 +120,9 @@ public class TxnCoordinator implements TxnVerifier {
         int owner = view.assignment().txnSlots().stream().filter(s -> s.slot() == slot).mapToInt(SlotAssignment::broker)
                 .findFirst().orElse(-1);
         if (owner == view.brokerId()) {
-            return verifyHere(transactionalId, producerId, producerEpoch, partitions);
+            // Bounded as the remote question is: a slot stuck in a takeover must not hold the producer's writes forever.
+            return verifyHere(transactionalId, producerId, producerEpoch, partitions)
+                    .completeOnTimeout(every(partitions, Errors.NETWORK_EXCEPTION), MarkerQueue.TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }
         if (owner < 0) {
             return CompletableFuture.completedFuture(every(partitions, Errors.COORDINATOR_NOT_AVAILABLE));

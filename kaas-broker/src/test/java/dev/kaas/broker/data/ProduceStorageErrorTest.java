@@ -58,7 +58,8 @@ class ProduceStorageErrorTest {
                 List.of(new PartitionAssignment(0, 1, 0)))), List.of(), List.of()));
         LogConfig d = LogConfig.defaults();
         LogConfig rollEveryBatch = new LogConfig(1, d.segmentMs(), d.indexIntervalBytes(), d.maxMessageBytes(), d.flushMessages(),
-                d.flushMs(), d.logAppendTime(), d.timestampBeforeMaxMs(), d.timestampAfterMaxMs(), d.compacted());
+                d.flushMs(), d.logAppendTime(), d.timestampBeforeMaxMs(), d.timestampAfterMaxMs(), d.compacted(),
+                d.retentionMs(), d.retentionBytes(), d.fileDeleteDelayMs(), d.deletePolicy());
         Path dir = PartitionLog.directory(partitions.dataDir(), "t", topicId, 0);
         log = PartitionLog.open(dir, tp, topicId, 0, 1, rollEveryBatch, System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));

@@ -150,21 +150,21 @@ class GroupOffsetsTest {
      */
     @Test
     void transactionalOffsetsNeedAVerifiedGuardUnlessTheTransactionIsAlreadyOpenHere() throws Exception {
-        VerificationGuards.Ticket unconfirmed = offsets.startTxnVerification(7L);
+        VerificationGuards.Ticket unconfirmed = offsets.startTxnVerification(7L, (short) 0);
         assertThat(unconfirmed.asks()).isTrue();
         assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10), unconfirmed))
                 .as("no answer from the coordinator").containsEntry(tp, Errors.INVALID_TXN_STATE);
-        VerificationGuards.Ticket ticket = offsets.startTxnVerification(7L);
+        VerificationGuards.Ticket ticket = offsets.startTxnVerification(7L, (short) 0);
         assertThat(ticket.asks()).as("the refused verification is over").isTrue();
         ticket.outcome().complete(Errors.NONE);
         assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(10), ticket)).containsEntry(tp, Errors.NONE);
-        assertThat(offsets.startTxnVerification(7L)).as("open here: no verification").isNull();
+        assertThat(offsets.startTxnVerification(7L, (short) 0)).as("open here: no verification").isNull();
         assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(11), VerificationGuards.Ticket.UNVERIFIED))
                 .containsEntry(tp, Errors.NONE);
         offsets.completeTxn(7L, (short) 0, 3, true);
 
         // The race: a verification starts, the transaction's marker arrives, then the late commit.
-        VerificationGuards.Ticket late = offsets.startTxnVerification(7L);
+        VerificationGuards.Ticket late = offsets.startTxnVerification(7L, (short) 0);
         offsets.completeTxn(7L, (short) 0, 3, false);
         late.outcome().complete(Errors.NONE);
         assertThat(offsets.txnCommit("g", "", null, -1, 7L, (short) 0, commitOf(99), late)).containsEntry(tp, Errors.INVALID_TXN_STATE);

@@ -235,6 +235,27 @@ class TransactionalLogTest {
         assertThat(required(log, txn(7L, (short) 0, 0, "late")).asks()).isTrue();
     }
 
+    /**
+     * A request of another producer epoch (the instance that fenced a zombie, or the zombie) is
+     * verified on its own, and a refusal is not handed to requests that come after it.
+     */
+    @Test
+    void otherEpochsAndLaterRequestsAfterARefusalAskForThemselves() throws Exception {
+        PartitionLog log = open(dir(), 0);
+        VerificationGuards.Ticket zombie = required(log, txn(7L, (short) 0, 0, "z"));
+        VerificationGuards.Ticket fencer = required(log, txn(7L, (short) 1, 0, "f"));
+        assertThat(fencer.asks()).isTrue();
+        zombie.outcome().complete(Errors.PRODUCER_FENCED);
+        fencer.outcome().complete(Errors.NONE);
+        appendDurably(log, txn(7L, (short) 1, 0, "f"), fencer);
+        log.verificationDone(7L, fencer);
+
+        VerificationGuards.Ticket refused = required(log, txn(8L, (short) 0, 0, "a"));
+        refused.outcome().complete(Errors.INVALID_TXN_STATE);
+        VerificationGuards.Ticket after = required(log, txn(8L, (short) 0, 0, "a"));
+        assertThat(after.asks()).as("not the refusal of the one before").isTrue();
+    }
+
     /** A refused verification opens nothing, for the request that asked and for those behind it. */
     @Test
     void aRefusedVerificationOpensNothing() throws Exception {
