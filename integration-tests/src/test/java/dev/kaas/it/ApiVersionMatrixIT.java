@@ -13,6 +13,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterReplicaLogDirsRequestData;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
@@ -20,6 +21,8 @@ import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeLogDirsRequestData;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
@@ -34,12 +37,15 @@ import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.requests.AlterReplicaLogDirsResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
+import org.apache.kafka.common.requests.DescribeLogDirsResponse;
+import org.apache.kafka.common.requests.ElectLeadersResponse;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
@@ -91,7 +97,8 @@ class ApiVersionMatrixIT {
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.DESCRIBE_GROUPS, ApiKeys.LIST_GROUPS,
             ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER,
             ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.WRITE_TXN_MARKERS,
-            ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS);
+            ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
+            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -339,6 +346,68 @@ class ApiVersionMatrixIT {
             var p = r.data().topics().find("trimmed").partitions().find(0);
             assertThat(Errors.forCode(p.errorCode())).isEqualTo(Errors.OFFSET_OUT_OF_RANGE);
             assertThat(p.lowWatermark()).isEqualTo(-1);
+        }
+    }
+
+    /** The data directory as the one log dir, with "matrix"-0; its size from v0, the volume's bytes from v4. */
+    @Test
+    void describeLogDirsAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_LOG_DIRS); v++) {
+                var req = new DescribeLogDirsRequestData();
+                req.topics().add(new DescribeLogDirsRequestData.DescribableLogDirTopic().setTopic("matrix").setPartitions(List.of(0, 7)));
+                var r = (DescribeLogDirsResponse) c.send(ApiKeys.DESCRIBE_LOG_DIRS, v, req);
+                assertThat(r.data().results()).as("v%d", v).hasSize(1);
+                var dir = r.data().results().get(0);
+                assertThat(Errors.forCode(dir.errorCode())).isEqualTo(Errors.NONE);
+                assertThat(java.nio.file.Path.of(dir.logDir())).isEqualTo(cluster.dataDir().toAbsolutePath());
+                assertThat(dir.topics()).as("v%d: only what is here", v).hasSize(1);
+                assertThat(dir.topics().get(0).partitions()).extracting(p -> p.partitionIndex()).containsExactly(0);
+                assertThat(dir.totalBytes()).as("v%d", v).isEqualTo(v >= 4 ? dir.totalBytes() : -1);
+                if (v >= 4) {
+                    assertThat(dir.totalBytes()).isPositive();
+                    assertThat(dir.usableBytes()).isBetween(0L, dir.totalBytes());
+                }
+                var all = (DescribeLogDirsResponse) c.send(ApiKeys.DESCRIBE_LOG_DIRS, v, new DescribeLogDirsRequestData().setTopics(null));
+                assertThat(all.data().results().get(0).topics()).extracting(t -> t.name()).contains("matrix");
+            }
+        }
+    }
+
+    @Test
+    void alterReplicaLogDirsAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.ALTER_REPLICA_LOG_DIRS); v++) {
+                var req = new AlterReplicaLogDirsRequestData();
+                var here = new AlterReplicaLogDirsRequestData.AlterReplicaLogDir().setPath(cluster.dataDir().toAbsolutePath().toString());
+                here.topics().add(new AlterReplicaLogDirsRequestData.AlterReplicaLogDirTopic().setName("matrix").setPartitions(List.of(0, 9)));
+                req.dirs().add(here);
+                var elsewhere = new AlterReplicaLogDirsRequestData.AlterReplicaLogDir().setPath("/no/such/dir");
+                elsewhere.topics().add(new AlterReplicaLogDirsRequestData.AlterReplicaLogDirTopic().setName("other").setPartitions(List.of(0)));
+                req.dirs().add(elsewhere);
+                var r = (AlterReplicaLogDirsResponse) c.send(ApiKeys.ALTER_REPLICA_LOG_DIRS, v, req);
+                Map<String, Errors> errors = new java.util.HashMap<>();
+                r.data().results().forEach(t -> t.partitions().forEach(p ->
+                        errors.put(t.topicName() + "-" + p.partitionIndex(), Errors.forCode(p.errorCode()))));
+                assertThat(errors).as("v%d", v).containsExactlyInAnyOrderEntriesOf(Map.of("matrix-0", Errors.NONE,
+                        "matrix-9", Errors.NOT_LEADER_OR_FOLLOWER, "other-0", Errors.LOG_DIR_NOT_FOUND));
+            }
+        }
+    }
+
+    @Test
+    void electLeadersAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.ELECT_LEADERS); v++) {
+                var req = new ElectLeadersRequestData().setElectionType((byte) 0).setTimeoutMs(30_000);
+                req.topicPartitions().add(new ElectLeadersRequestData.TopicPartitions().setTopic("matrix").setPartitions(List.of(0, 5)));
+                var r = (ElectLeadersResponse) c.send(ApiKeys.ELECT_LEADERS, v, req);
+                var results = r.data().replicaElectionResults().get(0).partitionResult();
+                assertThat(Errors.forCode(results.get(0).errorCode())).as("v%d", v).isEqualTo(Errors.ELECTION_NOT_NEEDED);
+                assertThat(Errors.forCode(results.get(1).errorCode())).as("v%d", v).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                var all = (ElectLeadersResponse) c.send(ApiKeys.ELECT_LEADERS, v, new ElectLeadersRequestData().setTopicPartitions(null));
+                assertThat(all.data().replicaElectionResults()).as("v%d: nothing needed an election", v).isEmpty();
+            }
         }
     }
 

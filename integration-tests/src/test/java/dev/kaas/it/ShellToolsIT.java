@@ -93,6 +93,52 @@ class ShellToolsIT {
         assertThat(afterAll.stdout().lines()).isEmpty();
     }
 
+    /** kafka-log-dirs.sh: every broker reports the shared volume as its one log dir, with the partitions it leads. */
+    @Test
+    void kafkaLogDirsDescribesTheVolumeWithEachBrokersPartitions() throws Exception {
+        assertThat(topics("--create", "--topic", "dirs", "--partitions", "2").exitCode()).isZero();
+        var produced = ShellTools.run("kafka.tools.ConsoleProducer", "a\nb\nc\nd\n",
+                "--bootstrap-server", cluster.bootstrap(), "--topic", "dirs");
+        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        var r = ShellTools.run("org.apache.kafka.tools.LogDirsCommand", null,
+                "--bootstrap-server", cluster.bootstrap(), "--describe", "--topic-list", "dirs");
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        String json = r.stdout().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+        var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+        java.util.Map<String, Long> sizes = new java.util.HashMap<>();
+        for (var broker : root.get("brokers")) {
+            assertThat(broker.get("logDirs")).hasSize(1);
+            var dir = broker.get("logDirs").get(0);
+            assertThat(dir.get("error").isNull()).as(json).isTrue();
+            assertThat(Path.of(dir.get("logDir").asText())).isEqualTo(cluster.dataDir().toAbsolutePath());
+            for (var p : dir.get("partitions")) {
+                assertThat(p.get("offsetLag").asLong()).isZero();
+                assertThat(p.get("isFuture").asBoolean()).isFalse();
+                sizes.put(p.get("partition").asText(), p.get("size").asLong());
+            }
+        }
+        assertThat(sizes).as(json).containsOnlyKeys("dirs-0", "dirs-1");
+        assertThat(sizes.values().stream().mapToLong(Long::longValue).sum()).as("four records written").isPositive();
+    }
+
+    /** kafka-leader-election.sh: one replica per partition, so every leader is already the preferred one. */
+    @Test
+    void kafkaLeaderElectionFindsEveryLeaderAlreadyElected() throws Exception {
+        assertThat(topics("--create", "--topic", "elect", "--partitions", "2").exitCode()).isZero();
+        var all = ShellTools.run("org.apache.kafka.tools.LeaderElectionCommand", null,
+                "--bootstrap-server", cluster.bootstrap(), "--election-type", "preferred", "--all-topic-partitions");
+        assertThat(all.exitCode()).as(all.stdout() + all.stderr()).isZero();
+        assertThat(all.stdout()).doesNotContain("Successfully completed").doesNotContain("Error");
+        var one = ShellTools.run("org.apache.kafka.tools.LeaderElectionCommand", null,
+                "--bootstrap-server", cluster.bootstrap(), "--election-type", "preferred", "--topic", "elect", "--partition", "1");
+        assertThat(one.exitCode()).as(one.stdout() + one.stderr()).isZero();
+        assertThat(one.stdout()).contains("Valid replica already elected for partitions elect-1");
+        var unknown = ShellTools.run("org.apache.kafka.tools.LeaderElectionCommand", null,
+                "--bootstrap-server", cluster.bootstrap(), "--election-type", "unclean", "--topic", "no-such-topic", "--partition", "0");
+        assertThat(unknown.exitCode()).isNotZero();
+        assertThat(unknown.stdout() + unknown.stderr()).contains("no-such-topic-0");
+    }
+
     @Test
     void brokerApiVersionsListsTheServedApis() throws Exception {
         var r = ShellTools.run("kafka.admin.BrokerApiVersionsCommand", null, "--bootstrap-server", cluster.bootstrap());

@@ -1360,6 +1360,15 @@ public final class PartitionLog {
         return dir;
     }
 
+    /** Bytes of all segments' logs (DescribeLogDirs' partition size, as Apache's {@code UnifiedLog.size}). */
+    public long sizeInBytes() {
+        long total = 0;
+        for (LogSegment s : segments.values()) {
+            total += s.size();
+        }
+        return total;
+    }
+
     /** Segments held, one descriptor each. */
     public int segmentCount() {
         return segments.size();
