@@ -92,10 +92,43 @@ public class AssignmentApplier implements AssignmentReceiver {
     private record Wanted(TopicAssignment topic, PartitionAssignment partition) {
     }
 
+    /** The assignment applied last: what a partition whose fsync failed is reopened under. */
+    private volatile Assignment lastApplied;
+    /** A partition whose fsync failed is still to be reopened: the current assignment is applied again until it is. */
+    private volatile boolean storageRetry;
+    static final long STORAGE_RETRY_MS = 1_000;
+    private final java.util.concurrent.ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-assignment-retry");
+        t.setDaemon(true);
+        return t;
+    });
+
     public AssignmentApplier(ClusterView view, Partitions partitions, Event<AssignmentApplied> applied) {
         this.view = view;
         this.partitions = partitions;
         this.applied = applied;
+        partitions.onStorageFailure(tp -> {
+            storageRetry = true;
+            thread.execute(this::reapply);
+        });
+    }
+
+    /**
+     * After a failed fsync: the failed incarnation is closed (cut back to what was durable) and the
+     * partition opened again under the same assignment; while it cannot open (the volume still
+     * full), this is tried again every {@link #STORAGE_RETRY_MS}.
+     */
+    private void reapply() {
+        Assignment a = lastApplied;
+        if (stopping || a == null) {
+            return;
+        }
+        apply(a);
+        if (unopened.isEmpty()) {
+            storageRetry = false;
+        } else if (storageRetry) {
+            retries.schedule(() -> thread.execute(this::reapply), STORAGE_RETRY_MS, TimeUnit.MILLISECONDS);
+        }
     }
 
     /** Accepts a pushed assignment unless it comes from a deposed controller or is older than the applied one. */
@@ -131,6 +164,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     }
 
     private void apply(Assignment a) {
+        lastApplied = a;
         int me = view.brokerId();
         // Every assignment starts from a fresh reading.
         descriptors.invalidate();
@@ -149,7 +183,7 @@ public class AssignmentApplier implements AssignmentReceiver {
             PartitionLog log = e.getValue().log();
             Wanted w = wanted.get(tp);
             boolean same = w != null && w.topic().topic().topicId().equals(log.topicId()) && w.partition().leaderEpoch() == log.leaderEpoch()
-                    && !log.isFenced();
+                    && !log.isFenced() && !log.isFailed();
             if (same) {
                 continue;
             }
@@ -222,7 +256,7 @@ public class AssignmentApplier implements AssignmentReceiver {
             PartitionLog log = PartitionLog.open(
                     PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), tp.partition()),
                     tp, t.topic().topicId(), w.partition().leaderEpoch(), me,
-                    LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush());
+                    LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush(), partitions.disk());
             descriptors.consumed(log.segmentCount() - 1);
             partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         } catch (Exception ex) {
@@ -340,5 +374,6 @@ public class AssignmentApplier implements AssignmentReceiver {
         }
         thread.shutdownNow();
         opens.shutdownNow();
+        retries.shutdownNow();
     }
 }

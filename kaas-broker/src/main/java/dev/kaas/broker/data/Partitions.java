@@ -1,6 +1,7 @@
 package dev.kaas.broker.data;
 
 import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.common.fs.Disk;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -36,6 +37,9 @@ public class Partitions {
     private final ScheduledExecutorService reaper;
     private final Path dataDir;
     private volatile Consumer<TopicPartition> highWatermarkListener = tp -> { };
+    private volatile Consumer<TopicPartition> storageFailureListener = tp -> { };
+    /** What partition logs are opened through: the volume, or a test's faulty one. */
+    private volatile Disk disk = Disk.SYSTEM;
 
     public Partitions(BrokerConfig config) {
         this.dataDir = Path.of(config.dataDir()).toAbsolutePath();
@@ -94,6 +98,7 @@ public class Partitions {
 
     public void put(TopicPartition tp, Replica r) {
         r.log().onHighWatermark(() -> highWatermarkListener.accept(tp));
+        r.log().onStorageFailure(() -> storageFailureListener.accept(tp));
         open.put(tp, r);
     }
 
@@ -116,6 +121,20 @@ public class Partitions {
 
     public void onHighWatermark(Consumer<TopicPartition> listener) {
         this.highWatermarkListener = listener;
+    }
+
+    /** Told when a partition's fsync failed and it must be reopened ({@link dev.kaas.broker.storage.PartitionLog#isFailed}). */
+    public void onStorageFailure(Consumer<TopicPartition> listener) {
+        this.storageFailureListener = listener;
+    }
+
+    public Disk disk() {
+        return disk;
+    }
+
+    /** The seam durability tests inject faults at. */
+    public void useDisk(Disk disk) {
+        this.disk = disk;
     }
 
     /** Last (default priority): the controlled shutdown's closes and slot releases ran on these pools first. */

@@ -145,6 +145,17 @@ public final class PartitionLog {
     private volatile long logStartOffset;
     private volatile boolean fenced;
     private volatile boolean closed;
+    /**
+     * An fsync failed: what it should have covered may not be on the volume (after a failed
+     * write-back a later fsync can succeed without the lost bytes, leaving a hole later appends
+     * would sit beyond). Nothing more is appended or acknowledged here; the partition is closed,
+     * cut back to {@link #durableBase}/{@link #durableBytes}, and opened again.
+     */
+    private volatile boolean failed;
+    /** The segment (by base offset) and byte length a completed fsync last covered; segments before it were flushed whole when rolled. */
+    private volatile long durableBase;
+    private volatile int durableBytes;
+    private volatile Runnable onStorageFailure = () -> { };
     private long unflushedMessages;
     private long lastFlushMs;
     private volatile Runnable onHighWatermark = () -> { };
@@ -303,6 +314,9 @@ public final class PartitionLog {
         logEndOffset = end;
         highWatermark = end;
         flushedOffset = end;
+        // Recovery flushed every segment it kept, and the new one is empty.
+        durableBase = active.baseOffset();
+        durableBytes = active.size();
         lastFlushMs = clock.getAsLong();
         // The manifest rarely changes between owners; rewriting it anyway would cost two fsyncs per
         // partition on every takeover, which is what bounds taking over thousands at once.
@@ -834,6 +848,8 @@ public final class PartitionLog {
         synchronized (flushLock) {
             segments.put(next.baseOffset(), next);
             active = next;
+            // The old segment was flushed whole above and the new one's name is durable.
+            markDurable(next.baseOffset(), 0);
         }
         AtomicFiles.write(disk, dir.resolve(CHECKPOINT), Long.toString(next.baseOffset()).getBytes(StandardCharsets.UTF_8));
     }
@@ -930,9 +946,12 @@ public final class PartitionLog {
     private boolean flushRound() {
         long target;
         LogSegment segment;
+        int bytes;
         synchronized (flushLock) {
             target = logEndOffset;
             segment = active;
+            // Read before the force: every byte written so far is below it and covered.
+            bytes = segment.size();
             unflushedMessages = 0;
         }
         Throwable failure = null;
@@ -950,8 +969,10 @@ public final class PartitionLog {
         List<Waiter> done = new ArrayList<>();
         boolean more;
         boolean advanced = false;
+        boolean newlyFailed = false;
         synchronized (flushLock) {
             if (failure == null) {
+                markDurable(segment.baseOffset(), bytes);
                 lastFlushMs = clock.getAsLong();
                 if (config.syncEveryAppend() && target > highWatermark) {
                     highWatermark = target;
@@ -962,6 +983,11 @@ public final class PartitionLog {
                     done.add(waiters.poll());
                 }
             } else {
+                if (!(failure instanceof NotLeaderOrFollowerException) && !closed && !failed) {
+                    // Before anyone hears of the failure: no append may slip in behind it.
+                    failed = true;
+                    newlyFailed = true;
+                }
                 done.addAll(waiters);
                 waiters.clear();
             }
@@ -986,6 +1012,9 @@ public final class PartitionLog {
             if (!(failure instanceof NotLeaderOrFollowerException)) {
                 LOG.errorf(failure, "flush failed partition=%s", tp);
             }
+            if (newlyFailed) {
+                storageFailed();
+            }
             return false;
         }
         if (advanced) {
@@ -993,6 +1022,40 @@ public final class PartitionLog {
             notifyHighWatermark();
         }
         return more;
+    }
+
+    /** Under {@code flushLock}: a completed fsync covered {@code bytes} of the segment at {@code base}; never moves back. */
+    private void markDurable(long base, int bytes) {
+        if (base > durableBase) {
+            durableBase = base;
+            durableBytes = bytes;
+        } else if (base == durableBase && bytes > durableBytes) {
+            durableBytes = bytes;
+        }
+    }
+
+    /**
+     * An fsync failed (a full volume on NFS reports it here, not at the write) and {@link #failed}
+     * is set: have the partition reopened. Called once.
+     */
+    private void storageFailed() {
+        LOG.errorf("partition=%s stops taking appends after a failed fsync; it is cut back to offset %d and reopened",
+                tp, flushedOffset);
+        try {
+            onStorageFailure.run();
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "storage-failure listener failed partition=%s", tp);
+        }
+    }
+
+    /** Called once when an fsync fails; the broker reopens the partition (any thread, must not block). */
+    public void onStorageFailure(Runnable listener) {
+        this.onStorageFailure = listener;
+    }
+
+    /** An fsync failed here: this incarnation takes nothing more and is to be replaced. */
+    public boolean isFailed() {
+        return failed;
     }
 
     /** A listener that throws must not end the round's caller before it schedules the next round. */
@@ -1033,6 +1096,10 @@ public final class PartitionLog {
     private void ensureWritable() {
         if (fenced || closed) {
             throw notLeader();
+        }
+        if (failed) {
+            throw new org.apache.kafka.common.errors.KafkaStorageException("partition " + tp
+                    + " is being reopened after a failed fsync");
         }
     }
 
@@ -1250,6 +1317,10 @@ public final class PartitionLog {
         if (closed) {
             return;
         }
+        if (failed) {
+            closeFailed();
+            return;
+        }
         closed = true;
         boolean durable = false;
         try {
@@ -1294,6 +1365,42 @@ public final class PartitionLog {
             s.close();
         }
         LOG.infof("partition closed partition=%s epoch=%d logEnd=%d", tp, leaderEpoch, logEndOffset);
+    }
+
+    /**
+     * Close after a failed fsync: fail whatever waits, persist nothing, and cut the active segment
+     * back to what a completed fsync covered (segments before it were flushed whole when rolled),
+     * so the next open recovers exactly the durable log: no bytes the volume may have dropped, no
+     * hole for later appends to sit beyond, and a producer window without the failed batches, so
+     * their retries are written again rather than answered as duplicates.
+     */
+    private void closeFailed() {
+        closed = true;
+        synchronized (flushLock) {
+            waiters.forEach(w -> w.future().completeExceptionally(new org.apache.kafka.common.errors.KafkaStorageException(
+                    "fsync failed on partition " + tp)));
+            waiters.clear();
+        }
+        LogSegment last = active;
+        int keep = last.baseOffset() == durableBase ? durableBytes : 0;
+        try {
+            if (!fence.holds(leaderEpoch, brokerId)) {
+                // A successor owns the files now; what it recovered is its business.
+                fenced = true;
+            } else if (last.size() > keep) {
+                last.channel().truncate(keep);
+                last.flush();
+                LOG.warnf("partition=%s cut back to %d bytes of segment %d after a failed fsync (%d bytes not durable)",
+                        tp, keep, last.baseOffset(), last.size() - keep);
+            }
+        } catch (IOException e) {
+            // The next open scans the tail anyway; it cannot tell bytes the volume dropped, so say so.
+            LOG.errorf("partition=%s could not be cut back after a failed fsync: %s", tp, e.toString());
+        }
+        for (LogSegment s : segments.values()) {
+            closeQuietly(s);
+        }
+        LOG.infof("partition closed after a failed fsync partition=%s epoch=%d", tp, leaderEpoch);
     }
 
     private void checkFenceQuietly() {

@@ -62,6 +62,56 @@ class AssignmentApplierTest {
                 List.of(), List.of());
     }
 
+    /**
+     * A failed fsync (a full NFS volume): the partition's log stops, is closed and cut back to what
+     * was durable, and is opened again under the same assignment once the volume takes writes,
+     * with no new assignment needed. Fails if the applier keeps the failed incarnation.
+     */
+    @Test
+    void aPartitionWhoseFsyncFailedIsReopenedWithWhatWasDurable() throws Exception {
+        dev.kaas.broker.storage.FullDisk disk = new dev.kaas.broker.storage.FullDisk();
+        partitions.useDisk(disk);
+        applier.submit(assignment(1, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> partitions.get(TP0) != null);
+        Replica first = partitions.get(TP0);
+        appendOnWriter(first, "durable").get(10, TimeUnit.SECONDS);
+
+        disk.fsyncFails = true;
+        java.util.concurrent.CompletableFuture<Void> lost = appendOnWriter(first, "lost");
+        await().atMost(Duration.ofSeconds(10)).until(lost::isCompletedExceptionally);
+        await().atMost(Duration.ofSeconds(10)).until(() -> first.log().isFailed());
+        // The volume is still full: the reopen fails and is retried.
+        Thread.sleep(2 * AssignmentApplier.STORAGE_RETRY_MS);
+        assertThat(partitions.get(TP0)).isNull();
+
+        disk.fsyncFails = false;
+        await().atMost(Duration.ofSeconds(10)).until(() -> partitions.get(TP0) != null);
+        Replica again = partitions.get(TP0);
+        assertThat(again).isNotSameAs(first);
+        assertThat(again.log().isFailed()).isFalse();
+        assertThat(again.log().logEndOffset()).as("the failed append was cut").isEqualTo(1);
+        assertThat(partitions.get(TP1)).as("the other partition was never touched").isNotNull();
+    }
+
+    private static java.util.concurrent.CompletableFuture<Void> appendOnWriter(Replica r, String value) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        r.writer().execute(() -> {
+            try {
+                var a = r.log().append(MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord(value.getBytes(StandardCharsets.UTF_8))));
+                r.log().awaitDurable(a.lastOffset() + 1, r.writer()).whenComplete((v, e) -> {
+                    if (e == null) {
+                        done.complete(null);
+                    } else {
+                        done.completeExceptionally(e);
+                    }
+                });
+            } catch (Exception e) {
+                done.completeExceptionally(e);
+            }
+        });
+        return done;
+    }
+
     @Test
     void aPartitionThatCannotOpenIsReportedAloneAndRetriedLater() {
         AtomicLong inUse = new AtomicLong(900);

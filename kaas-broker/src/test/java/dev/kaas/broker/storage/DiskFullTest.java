@@ -5,14 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kaas.common.fs.Disk;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,142 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskFullTest {
     static final TopicPartition TP = new TopicPartition("full", 0);
     static final String TOPIC_ID = "DDDDDDDDDDDDDDDDDDDDDD";
-
-    /** Writes fail with ENOSPC while {@link #full}, after writing half of what they were given (a short write, then the error). */
-    static final class FullDisk implements Disk {
-        volatile boolean full;
-
-        @Override
-        public FileChannel open(Path file, OpenOption... options) throws IOException {
-            if (full) {
-                throw new IOException("No space left on device: " + file);
-            }
-            return new Channel(Disk.SYSTEM.open(file, options));
-        }
-
-        @Override
-        public void move(Path from, Path to) throws IOException {
-            Disk.SYSTEM.move(from, to);
-        }
-
-        @Override
-        public void delete(Path file) throws IOException {
-            Disk.SYSTEM.delete(file);
-        }
-
-        @Override
-        public void fsyncDirectory(Path dir) {
-            Disk.SYSTEM.fsyncDirectory(dir);
-        }
-
-        final class Channel extends FileChannel {
-            private final FileChannel inner;
-
-            Channel(FileChannel inner) {
-                this.inner = inner;
-            }
-
-            private int halfThenFail(ByteBuffer src, long position) throws IOException {
-                ByteBuffer half = src.duplicate();
-                half.limit(half.position() + Math.max(1, src.remaining() / 2));
-                inner.write(half, position);
-                throw new IOException("No space left on device");
-            }
-
-            @Override
-            public int write(ByteBuffer src, long position) throws IOException {
-                return full ? halfThenFail(src, position) : inner.write(src, position);
-            }
-
-            @Override
-            public int write(ByteBuffer src) throws IOException {
-                return full ? halfThenFail(src, inner.position()) : inner.write(src);
-            }
-
-            @Override
-            public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-                if (full) {
-                    throw new IOException("No space left on device");
-                }
-                return inner.write(srcs, offset, length);
-            }
-
-            @Override
-            public int read(ByteBuffer dst) throws IOException {
-                return inner.read(dst);
-            }
-
-            @Override
-            public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-                return inner.read(dsts, offset, length);
-            }
-
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                return inner.read(dst, position);
-            }
-
-            @Override
-            public long position() throws IOException {
-                return inner.position();
-            }
-
-            @Override
-            public FileChannel position(long newPosition) throws IOException {
-                inner.position(newPosition);
-                return this;
-            }
-
-            @Override
-            public long size() throws IOException {
-                return inner.size();
-            }
-
-            @Override
-            public FileChannel truncate(long size) throws IOException {
-                inner.truncate(size);
-                return this;
-            }
-
-            @Override
-            public void force(boolean metaData) throws IOException {
-                inner.force(metaData);
-            }
-
-            @Override
-            public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-                return inner.transferTo(position, count, target);
-            }
-
-            @Override
-            public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-                if (full) {
-                    throw new IOException("No space left on device");
-                }
-                return inner.transferFrom(src, position, count);
-            }
-
-            @Override
-            public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-                return inner.map(mode, position, size);
-            }
-
-            @Override
-            public FileLock lock(long position, long size, boolean shared) throws IOException {
-                return inner.lock(position, size, shared);
-            }
-
-            @Override
-            public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-                return inner.tryLock(position, size, shared);
-            }
-
-            @Override
-            protected void implCloseChannel() throws IOException {
-                inner.close();
-            }
-        }
-    }
 
     @TempDir
     Path tmp;
@@ -245,6 +102,48 @@ class DiskFullTest {
         PartitionLog reopened = open(1, Disk.SYSTEM, Map.of());
         assertThat(reopened.logEndOffset()).isEqualTo(3);
         assertThat(values(reopened)).as("the short write is not a record").containsExactly("0:a", "1:b", "2:c");
+    }
+
+    /**
+     * A failed fsync: the writes it should have covered may be gone from the volume while still in
+     * the page cache. The log stops (nothing more appended or acknowledged), and its close cuts the
+     * segment back to what a completed fsync covered, so the reopened log has neither the failed
+     * batch nor its producer window entry: the producer's retry is written, not answered as a
+     * duplicate of bytes that may not exist. Fails without the cut (the reopen finds the batch).
+     */
+    @Test
+    void afterAFailedFsyncTheLogStopsAndReopensWithOnlyWhatWasDurable() throws Exception {
+        FullDisk disk = new FullDisk();
+        PartitionLog log = open(0, disk, Map.of());
+        java.util.concurrent.atomic.AtomicBoolean reported = new java.util.concurrent.atomic.AtomicBoolean();
+        log.onStorageFailure(() -> reported.set(true));
+        appendDurably(log, idempotent(7L, 0, "a", "b"));
+
+        disk.fsyncFails = true;
+        var r = log.append(idempotent(7L, 2, "c"));
+        assertThatThrownBy(() -> log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(IOException.class);
+        assertThat(log.isFailed()).isTrue();
+        org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).untilTrue(reported);
+        assertThat(log.highWatermark()).as("nothing past the last good fsync is visible").isEqualTo(2);
+        assertThatThrownBy(() -> log.append(batch("d"))).isInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class);
+
+        disk.fsyncFails = false;
+        log.close();
+        PartitionLog reopened = open(0, Disk.SYSTEM, Map.of());
+        assertThat(reopened.logEndOffset()).isEqualTo(2);
+        var retried = reopened.append(idempotent(7L, 2, "c"));
+        assertThat(retried.baseOffset()).as("written again, not a duplicate of what was cut").isEqualTo(2);
+        reopened.awaitDurable(retried.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+        assertThat(values(reopened)).containsExactly("0:a", "1:b", "2:c");
+    }
+
+    static MemoryRecords idempotent(long pid, int seq, String... values) {
+        SimpleRecord[] records = new SimpleRecord[values.length];
+        for (int i = 0; i < values.length; i++) {
+            records[i] = new SimpleRecord(System.currentTimeMillis(), values[i].getBytes(StandardCharsets.UTF_8));
+        }
+        return MemoryRecords.withIdempotentRecords(CompressionType.NONE, pid, (short) 0, seq, records);
     }
 
     @Test
