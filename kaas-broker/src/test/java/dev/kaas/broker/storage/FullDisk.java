@@ -1,13 +1,11 @@
 package dev.kaas.broker.storage;
 
 import dev.kaas.common.fs.Disk;
+import dev.kaas.common.fs.ForwardingFileChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 
@@ -45,28 +43,26 @@ public final class FullDisk implements Disk {
         Disk.SYSTEM.fsyncDirectory(dir);
     }
 
-    final class Channel extends FileChannel {
-        private final FileChannel inner;
-
-        Channel(FileChannel inner) {
-            this.inner = inner;
+    final class Channel extends ForwardingFileChannel {
+        Channel(FileChannel real) {
+            super(real);
         }
 
         private int halfThenFail(ByteBuffer src, long position) throws IOException {
             ByteBuffer half = src.duplicate();
             half.limit(half.position() + Math.max(1, src.remaining() / 2));
-            inner.write(half, position);
+            real.write(half, position);
             throw new IOException("No space left on device");
         }
 
         @Override
         public int write(ByteBuffer src, long position) throws IOException {
-            return full ? halfThenFail(src, position) : inner.write(src, position);
+            return full ? halfThenFail(src, position) : real.write(src, position);
         }
 
         @Override
         public int write(ByteBuffer src) throws IOException {
-            return full ? halfThenFail(src, inner.position()) : inner.write(src);
+            return full ? halfThenFail(src, real.position()) : real.write(src);
         }
 
         @Override
@@ -74,57 +70,7 @@ public final class FullDisk implements Disk {
             if (full) {
                 throw new IOException("No space left on device");
             }
-            return inner.write(srcs, offset, length);
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            return inner.read(dst);
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            return inner.read(dsts, offset, length);
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return inner.read(dst, position);
-        }
-
-        @Override
-        public long position() throws IOException {
-            return inner.position();
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            inner.position(newPosition);
-            return this;
-        }
-
-        @Override
-        public long size() throws IOException {
-            return inner.size();
-        }
-
-        @Override
-        public FileChannel truncate(long size) throws IOException {
-            inner.truncate(size);
-            return this;
-        }
-
-        @Override
-        public void force(boolean metaData) throws IOException {
-            if (fsyncFails) {
-                throw new IOException("No space left on device (reported by fsync)");
-            }
-            inner.force(metaData);
-        }
-
-        @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            return inner.transferTo(position, count, target);
+            return real.write(srcs, offset, length);
         }
 
         @Override
@@ -132,27 +78,15 @@ public final class FullDisk implements Disk {
             if (full) {
                 throw new IOException("No space left on device");
             }
-            return inner.transferFrom(src, position, count);
+            return real.transferFrom(src, position, count);
         }
 
         @Override
-        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-            return inner.map(mode, position, size);
-        }
-
-        @Override
-        public FileLock lock(long position, long size, boolean shared) throws IOException {
-            return inner.lock(position, size, shared);
-        }
-
-        @Override
-        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-            return inner.tryLock(position, size, shared);
-        }
-
-        @Override
-        protected void implCloseChannel() throws IOException {
-            inner.close();
+        public void force(boolean metaData) throws IOException {
+            if (fsyncFails) {
+                throw new IOException("No space left on device (reported by fsync)");
+            }
+            real.force(metaData);
         }
     }
 }

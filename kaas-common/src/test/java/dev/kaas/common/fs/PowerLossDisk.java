@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
@@ -222,16 +220,15 @@ public final class PowerLossDisk implements Disk {
         return entries;
     }
 
-    private final class LossyChannel extends FileChannel {
-        private final FileChannel real;
+    private final class LossyChannel extends ForwardingFileChannel {
         private final Inode inode;
         private final String name;
         private final long gen;
         private final boolean append;
 
         LossyChannel(FileChannel real, Inode inode, String name, long gen, boolean append) {
+            super(real);
             this.append = append;
-            this.real = real;
             this.inode = inode;
             this.name = name;
             this.gen = gen;
@@ -245,16 +242,6 @@ public final class PowerLossDisk implements Disk {
             if (!alive(gen)) {
                 throw new IOException("power lost: " + name);
             }
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            return real.read(dst);
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            return real.read(dsts, offset, length);
         }
 
         @Override
@@ -273,22 +260,6 @@ public final class PowerLossDisk implements Disk {
                 real.position(real.size());
             }
             return real.write(srcs, offset, length);
-        }
-
-        @Override
-        public long position() throws IOException {
-            return real.position();
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            real.position(newPosition);
-            return this;
-        }
-
-        @Override
-        public long size() throws IOException {
-            return real.size();
         }
 
         @Override
@@ -319,19 +290,9 @@ public final class PowerLossDisk implements Disk {
         }
 
         @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            return real.transferTo(position, count, target);
-        }
-
-        @Override
         public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
             checkAlive();
             return real.transferFrom(src, position, count);
-        }
-
-        @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return real.read(dst, position);
         }
 
         @Override
@@ -343,16 +304,6 @@ public final class PowerLossDisk implements Disk {
         @Override
         public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
             throw new UnsupportedOperationException("mapped writes would bypass the power-loss model");
-        }
-
-        @Override
-        public FileLock lock(long position, long size, boolean shared) throws IOException {
-            return real.lock(position, size, shared);
-        }
-
-        @Override
-        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-            return real.tryLock(position, size, shared);
         }
 
         @Override
