@@ -16,6 +16,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.AlterReplicaLogDirsRequestData;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData.ApiVersion;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
@@ -39,6 +40,7 @@ import org.apache.kafka.common.record.SimpleRecord;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.AlterReplicaLogDirsResponse;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
@@ -98,7 +100,7 @@ class ApiVersionMatrixIT {
             ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER,
             ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.WRITE_TXN_MARKERS,
             ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
-            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS);
+            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -391,6 +393,37 @@ class ApiVersionMatrixIT {
                         errors.put(t.topicName() + "-" + p.partitionIndex(), Errors.forCode(p.errorCode()))));
                 assertThat(errors).as("v%d", v).containsExactlyInAnyOrderEntriesOf(Map.of("matrix-0", Errors.NONE,
                         "matrix-9", Errors.NOT_LEADER_OR_FOLLOWER, "other-0", Errors.LOG_DIR_NOT_FOUND));
+            }
+        }
+    }
+
+    /** Each version grows its own topic by one partition; no increase, unknown topics and duplicates are refused. */
+    @Test
+    void createPartitionsAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort()); Admin admin = Admin.create(cluster.clientProps())) {
+            for (short v = 0; v <= max(ApiKeys.CREATE_PARTITIONS); v++) {
+                String topic = "grow-v" + v;
+                admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                var req = new CreatePartitionsRequestData().setTimeoutMs(30_000);
+                req.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName(topic).setCount(2).setAssignments(null));
+                req.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("matrix").setCount(1).setAssignments(null));
+                req.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("no-such-topic").setCount(2)
+                        .setAssignments(null));
+                var r = (CreatePartitionsResponse) c.send(ApiKeys.CREATE_PARTITIONS, v, req);
+                Map<String, Errors> errors = new java.util.HashMap<>();
+                r.data().results().forEach(t -> errors.put(t.name(), Errors.forCode(t.errorCode())));
+                assertThat(errors).as("v%d", v).containsExactlyInAnyOrderEntriesOf(Map.of(topic, Errors.NONE,
+                        "matrix", Errors.INVALID_PARTITIONS, "no-such-topic", Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                var md = new MetadataRequestData().setAllowAutoTopicCreation(false);
+                md.topics().add(new MetadataRequestData.MetadataRequestTopic().setName(topic));
+                var meta = (MetadataResponse) c.send(ApiKeys.METADATA, max(ApiKeys.METADATA), md);
+                assertThat(meta.data().topics().find(topic).partitions()).as("v%d: served at once", v).hasSize(2);
+
+                var dup = new CreatePartitionsRequestData().setTimeoutMs(30_000);
+                dup.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName(topic).setCount(3).setAssignments(null));
+                dup.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName(topic).setCount(4).setAssignments(null));
+                var d = (CreatePartitionsResponse) c.send(ApiKeys.CREATE_PARTITIONS, v, dup);
+                assertThat(d.data().results()).hasSize(1).allSatisfy(t -> assertThat(Errors.forCode(t.errorCode())).isEqualTo(Errors.INVALID_REQUEST));
             }
         }
     }

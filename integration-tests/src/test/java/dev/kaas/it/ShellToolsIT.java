@@ -51,6 +51,14 @@ class ShellToolsIT {
         assertThat(describe.stdout()).contains("PartitionCount: 3").contains("ReplicationFactor: 1").contains("retention.ms=3600000")
                 .contains("Partition: 2").contains("Leader: 1").contains("TopicId:");
 
+        var alter = topics("--alter", "--topic", "tools-t", "--partitions", "5");
+        assertThat(alter.exitCode()).as(alter.stderr()).isZero();
+        var described = topics("--describe", "--topic", "tools-t");
+        assertThat(described.stdout()).contains("PartitionCount: 5").contains("Partition: 4");
+        var shrink = topics("--alter", "--topic", "tools-t", "--partitions", "2");
+        assertThat(shrink.exitCode()).isNotZero();
+        assertThat(shrink.stdout() + shrink.stderr()).contains("currently has 5 partition(s); 2 would not be an increase");
+
         var delete = topics("--delete", "--topic", "tools-t");
         assertThat(delete.exitCode()).as(delete.stderr()).isZero();
         assertThat(topics("--list").stdout().lines()).doesNotContain("tools-t");

@@ -2,6 +2,8 @@ package dev.kaas.broker.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
 import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreatePartitionsCall;
+import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
@@ -32,6 +34,10 @@ public class ControllerAdmin {
 
     public CompletableFuture<CreateTopicsReply> createTopics(CreateTopicsCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).createTopics(c, o));
+    }
+
+    public CompletableFuture<CreatePartitionsReply> createPartitions(CreatePartitionsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).createPartitions(c, o));
     }
 
     public CompletableFuture<DeleteTopicsReply> deleteTopics(DeleteTopicsCall call) {

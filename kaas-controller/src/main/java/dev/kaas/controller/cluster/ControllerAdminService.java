@@ -2,6 +2,8 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
 import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreatePartitionsCall;
+import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
@@ -28,6 +30,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     @Override
     public void createTopics(CreateTopicsCall call, StreamObserver<CreateTopicsReply> out) {
         reply(runtime.submit(core -> core.createTopics(call)), out);
+    }
+
+    @Override
+        public void createPartitions(CreatePartitionsCall call, StreamObserver<CreatePartitionsReply> out) {
+        reply(runtime.submit(core -> core.createPartitions(call)), out);
     }
 
     @Override

@@ -8,10 +8,13 @@ import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicSpec;
+import dev.kaas.proto.CreatePartitionsCall;
+import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.PartitionsToAdd;
 import dev.kaas.proto.TopicConfig;
 import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicResult;
@@ -390,6 +393,61 @@ public final class ControllerCore {
             reply.addResults(r);
         }
         if (!call.getValidateOnly() && next.size() != catalog.size()) {
+            storeCatalog(next);
+        }
+        return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * CreatePartitions, as Apache 3.7's {@code ReplicationControlManager.createPartitions}: a topic
+     * grows to {@code count} partitions (never shrinks: INVALID_PARTITIONS, with Apache's
+     * messages), within the cluster's partition cap (POLICY_VIOLATION); the balancer places the
+     * new ones as it places a new topic's. With {@code validate_only}, nothing changes.
+     */
+    public CreatePartitionsReply createPartitions(CreatePartitionsCall call) throws IOException {
+        requireWritable();
+        CreatePartitionsReply.Builder reply = CreatePartitionsReply.newBuilder();
+        List<TopicSpec> next = new ArrayList<>(catalog);
+        long clusterPartitions = catalog.stream().mapToLong(TopicSpec::partitions).sum();
+        boolean changed = false;
+        for (PartitionsToAdd t : call.getTopicsList()) {
+            TopicResult.Builder r = TopicResult.newBuilder().setName(t.getName());
+            int at = -1;
+            for (int i = 0; i < next.size(); i++) {
+                if (next.get(i).name().equals(t.getName())) {
+                    at = i;
+                }
+            }
+            if (at < 0) {
+                reply.addResults(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()));
+                continue;
+            }
+            TopicSpec spec = next.get(at);
+            r.setTopicId(spec.topicId());
+            TopicRules.Problem problem = null;
+            if (t.getCount() < spec.partitions()) {
+                problem = new TopicRules.Problem(Errors.INVALID_PARTITIONS, "PartitionsDecreased", "The topic " + spec.name()
+                        + " currently has " + spec.partitions() + " partition(s); " + t.getCount() + " would not be an increase.");
+            } else if (t.getCount() == spec.partitions()) {
+                problem = new TopicRules.Problem(Errors.INVALID_PARTITIONS, "PartitionsUnchanged", "Topic already has "
+                        + spec.partitions() + " partition(s).");
+            } else {
+                problem = TopicRules.checkLimit("Adding " + (t.getCount() - spec.partitions()) + " partitions to topic '"
+                        + spec.name() + "'", t.getCount() - spec.partitions(), clusterPartitions, settings.maxPartitions());
+            }
+            if (problem != null) {
+                reply.addResults(r.setErrorCode(problem.error().code()).setErrorMessage(problem.message()));
+                continue;
+            }
+            clusterPartitions += t.getCount() - spec.partitions();
+            r.setErrorCode(Errors.NONE.code()).setNumPartitions(t.getCount());
+            if (!call.getValidateOnly()) {
+                next.set(at, new TopicSpec(spec.name(), spec.topicId(), t.getCount(), spec.configs()));
+                changed = true;
+            }
+            reply.addResults(r);
+        }
+        if (changed) {
             storeCatalog(next);
         }
         return reply.setAssignmentVersion(current.version()).build();

@@ -174,10 +174,20 @@ final class KafkaTopicStore implements TopicCatalog {
                 }
                 // else: its resource was deleted since (the next reconcile deletes the topic); never re-create it.
             } else if (!accepted(existing.getStatus()).equals(spec)) {
-                fence.check(leaseEpoch, "the status of KafkaTopic " + existing.getMetadata().getName());
                 KafkaTopicStatus before = existing.getStatus();
+                long observed = before.getObservedGeneration() == null ? 0 : before.getObservedGeneration();
+                Integer declaredPartitions = existing.getSpec() == null ? null : existing.getSpec().getPartitions();
+                if (declaredPartitions != null && declaredPartitions >= 0 && declaredPartitions < spec.partitions()) {
+                    // CreatePartitions through the Kafka API: the resource declares the topic, so it must say
+                    // so too, or the next reconcile would read it as asking for fewer partitions.
+                    fence.check(leaseEpoch, "the spec of KafkaTopic " + existing.getMetadata().getName());
+                    existing = writeSpecPartitions(existing, spec.partitions());
+                    // The spec this write made is the one the status answers.
+                    observed = existing.getMetadata().getGeneration() == null ? observed : existing.getMetadata().getGeneration();
+                }
+                fence.check(leaseEpoch, "the status of KafkaTopic " + existing.getMetadata().getName());
                 Condition ready = readyCondition(before);
-                existing.setStatus(status(spec, before.getObservedGeneration() == null ? 0 : before.getObservedGeneration(),
+                existing.setStatus(status(spec, observed,
                         ready == null || "True".equals(ready.getStatus()), ready == null ? null : ready.getReason(),
                         ready == null ? null : ready.getMessage(), before));
                 writeStatus(existing);
@@ -232,6 +242,20 @@ final class KafkaTopicStore implements TopicCatalog {
         fence.check(leaseEpoch, "the status of KafkaTopic " + created.getMetadata().getName());
         writeStatus(created);
         LOG.infof("KafkaTopic %s/%s created for topic %s id=%s", namespace, created.getMetadata().getName(), spec.name(), spec.topicId());
+    }
+
+    private KafkaTopic writeSpecPartitions(KafkaTopic resource, int partitions) throws IOException {
+        resource.getSpec().setPartitions(partitions);
+        try {
+            KafkaTopic updated = calls.within(timeoutMs, "writing the spec of KafkaTopic " + resource.getMetadata().getName(),
+                    () -> client.resources(KafkaTopic.class).inNamespace(namespace).resource(resource).update());
+            updated.setStatus(resource.getStatus());
+            LOG.infof("KafkaTopic %s/%s declares %d partitions now (CreatePartitions through the Kafka API)", namespace,
+                    resource.getMetadata().getName(), partitions);
+            return updated;
+        } catch (KubernetesClientException e) {
+            throw new IOException("writing the spec of KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);
+        }
     }
 
     private void writeStatus(KafkaTopic resource) throws IOException {

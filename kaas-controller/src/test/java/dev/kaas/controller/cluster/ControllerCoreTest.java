@@ -162,6 +162,41 @@ class ControllerCoreTest {
         assertThat(s.received).hasSizeGreaterThanOrEqualTo(4).extracting(Assignment::version).isSorted();
     }
 
+    /** CreatePartitions as Apache's controller: grows, never shrinks, keeps the existing leaders, places the new ones. */
+    @Test
+    void createPartitionsGrowsATopicAndRefusesWhatApacheRefuses() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        core.createTopics(create("grow", 2));
+        Assignment before = s.last();
+
+        var reply = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder()
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(5))
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("missing").setCount(3)).build());
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(Errors.forCode((short) reply.getResults(1).getErrorCode())).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        Assignment after = s.last();
+        assertThat(after.version()).isEqualTo(reply.getAssignmentVersion());
+        var grown = after.topicByName("grow").orElseThrow();
+        assertThat(grown.partitions()).hasSize(5).extracting(PartitionAssignment::leader).containsOnly(1);
+        assertThat(grown.topic().topicId()).isEqualTo(before.topicByName("grow").orElseThrow().topic().topicId());
+        assertThat(grown.partitions().subList(0, 2)).as("existing partitions keep their leader and epoch")
+                .isEqualTo(before.topicByName("grow").orElseThrow().partitions());
+
+        var same = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder()
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(5)).build());
+        assertThat(Errors.forCode((short) same.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_PARTITIONS);
+        assertThat(same.getResults(0).getErrorMessage()).isEqualTo("Topic already has 5 partition(s).");
+        var fewer = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder()
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(3)).build());
+        assertThat(fewer.getResults(0).getErrorMessage()).isEqualTo("The topic grow currently has 5 partition(s); 3 would not be an increase.");
+        var validateOnly = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder().setValidateOnly(true)
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(9)).build());
+        assertThat(validateOnly.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().topicByName("grow").orElseThrow().partitions()).as("validate_only changes nothing").hasSize(5);
+    }
+
     @Test
     void aNudgeGoesDownTheTargetBrokersStreamOnly() throws Exception {
         lead(core);

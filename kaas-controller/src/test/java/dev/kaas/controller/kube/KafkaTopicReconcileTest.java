@@ -138,6 +138,23 @@ class KafkaTopicReconcileTest {
         assertThat(get(t.getMetadata().getName()).getMetadata().getResourceVersion()).isEqualTo(t.getMetadata().getResourceVersion());
     }
 
+    /** CreatePartitions through the Kafka API raises the resource's spec, so the next reconcile agrees with it. */
+    @Test
+    void createPartitionsThroughTheKafkaApiRaisesTheResourcesSpec() throws Exception {
+        core.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("grow").setNumPartitions(2)).build());
+        var reply = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder()
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(6)).build());
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+
+        KafkaTopic t = user.resources(KafkaTopic.class).inNamespace("kaas").list().getItems().get(0);
+        assertThat(t.getSpec().getPartitions()).isEqualTo(6);
+        assertThat(t.getStatus().getPartitions()).isEqualTo(6);
+        assertThat(ready(t).getStatus()).isEqualTo("True");
+        core.reconcileDeclarations();
+        assertThat(published("grow").partitions()).hasSize(6);
+        assertThat(ready(get(t.getMetadata().getName())).getStatus()).as("not read as a decrease").isEqualTo("True");
+    }
+
     @Test
     void deletingTheResourceDeletesTheTopicAndDeleteTopicsDeletesTheResource() throws Exception {
         apply("a", null, 1, null);
