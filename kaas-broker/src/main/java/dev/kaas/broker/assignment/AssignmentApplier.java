@@ -94,8 +94,12 @@ public class AssignmentApplier implements AssignmentReceiver {
 
     /** The assignment applied last: what a partition whose fsync failed is reopened under. */
     private volatile Assignment lastApplied;
-    /** A partition whose fsync failed is still to be reopened: the current assignment is applied again until it is. */
-    private volatile boolean storageRetry;
+    /** Partitions whose fsync failed and that are not open again yet: the current assignment is applied again until they are. */
+    private final Set<TopicPartition> reopening = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Their failed incarnations' closes (which cut the file back): a reopen must not start before one ends. */
+    private final Map<TopicPartition, java.util.concurrent.CompletableFuture<Void>> failedCloses = new java.util.concurrent.ConcurrentHashMap<>();
+    /** One retry chain at a time, however many partitions failed. */
+    private final java.util.concurrent.atomic.AtomicBoolean retryScheduled = new java.util.concurrent.atomic.AtomicBoolean();
     static final long STORAGE_RETRY_MS = 1_000;
     private final java.util.concurrent.ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kaas-assignment-retry");
@@ -108,9 +112,18 @@ public class AssignmentApplier implements AssignmentReceiver {
         this.partitions = partitions;
         this.applied = applied;
         partitions.onStorageFailure(tp -> {
-            storageRetry = true;
-            thread.execute(this::reapply);
+            reopening.add(tp);
+            scheduleReapply(0);
         });
+    }
+
+    private void scheduleReapply(long delayMs) {
+        if (retryScheduled.compareAndSet(false, true)) {
+            retries.schedule(() -> thread.execute(() -> {
+                retryScheduled.set(false);
+                reapply();
+            }), delayMs, TimeUnit.MILLISECONDS);
+        }
     }
 
     /**
@@ -124,10 +137,12 @@ public class AssignmentApplier implements AssignmentReceiver {
             return;
         }
         apply(a);
-        if (unopened.isEmpty()) {
-            storageRetry = false;
-        } else if (storageRetry) {
-            retries.schedule(() -> thread.execute(this::reapply), STORAGE_RETRY_MS, TimeUnit.MILLISECONDS);
+        reopening.removeIf(tp -> {
+            var r = partitions.get(tp);
+            return (r != null && !r.log().isFailed()) || !unopened.containsKey(tp) && r == null;
+        });
+        if (!reopening.isEmpty()) {
+            scheduleReapply(STORAGE_RETRY_MS);
         }
     }
 
@@ -191,6 +206,10 @@ public class AssignmentApplier implements AssignmentReceiver {
             // Close on the partition's writer so the close follows every append already queued.
             var closed = new java.util.concurrent.CompletableFuture<Void>();
             closing.put(tp, closed);
+            if (log.isFailed()) {
+                failedCloses.put(tp, closed);
+                closed.whenComplete((v, ex) -> failedCloses.remove(tp, closed));
+            }
             e.getValue().writer().execute(() -> {
                 try {
                     relinquish(tp, log, liveTopicIds.contains(log.topicId()));
@@ -244,6 +263,13 @@ public class AssignmentApplier implements AssignmentReceiver {
     private void open(TopicPartition tp, Wanted w, int me, Map<TopicPartition, String> failed) {
         TopicAssignment t = w.topic();
         awaitClosed(tp);
+        var cutting = failedCloses.get(tp);
+        if (cutting != null && !cutting.isDone()) {
+            // The same epoch's previous incarnation is still cutting its file back after a failed
+            // fsync: opening now could have it cut what this one writes. Tried again shortly.
+            failed.put(tp, "still closing after a failed fsync");
+            return;
+        }
         String refusal = descriptors.reserve();
         if (refusal != null) {
             failed.put(tp, refusal);

@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -21,14 +22,18 @@ import org.apache.kafka.common.requests.AlterReplicaLogDirsRequest;
  * AlterReplicaLogDirs (key 34), answered as Apache 3.7 answers on a broker with one log dir
  * ({@code ReplicaManager.alterReplicaLogDirs}): a directory other than the data directory is
  * LOG_DIR_NOT_FOUND; the data directory itself, for a partition this broker leads, is a move to
- * where it already is (NONE, nothing moves); a partition not led here is NOT_LEADER_OR_FOLLOWER.
+ * where it already is (NONE, nothing moves); a partition led elsewhere is REPLICA_NOT_AVAILABLE
+ * (Apache's answer for a replica this broker does not host) and one that does not exist
+ * UNKNOWN_TOPIC_OR_PARTITION.
  */
 @ApplicationScoped
 public class AlterReplicaLogDirsHandler implements ApiHandler {
     private final Partitions partitions;
+    private final ClusterView view;
 
-    public AlterReplicaLogDirsHandler(Partitions partitions) {
+    public AlterReplicaLogDirsHandler(Partitions partitions, ClusterView view) {
         this.partitions = partitions;
+        this.view = view;
     }
 
     @Override
@@ -49,8 +54,10 @@ public class AlterReplicaLogDirsHandler implements ApiHandler {
                     if (!ours) {
                         error = Errors.LOG_DIR_NOT_FOUND;
                     } else {
-                        Replica r = partitions.get(new TopicPartition(t.name(), p));
-                        error = r == null || r.log().isFenced() ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.NONE;
+                        TopicPartition tp = new TopicPartition(t.name(), p);
+                        Replica r = partitions.get(tp);
+                        error = r != null && !r.log().isFenced() ? Errors.NONE
+                                : view.exists(tp) ? Errors.REPLICA_NOT_AVAILABLE : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }
                     tr.partitions().add(new AlterReplicaLogDirPartitionResult().setPartitionIndex(p).setErrorCode(error.code()));
                 }

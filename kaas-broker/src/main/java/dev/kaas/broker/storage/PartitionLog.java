@@ -324,6 +324,7 @@ public final class PartitionLog {
         if (!now.equals(manifest)) {
             AtomicFiles.replace(disk, dir.resolve(MANIFEST), Json.bytes(now));
         }
+        manifestStart = logStartOffset;
         // One fsync each for the fence's directory and this one: the claim, the new segment and
         // the manifest are durable before anything is appended under this epoch.
         fence.syncDirectories();
@@ -614,7 +615,7 @@ public final class PartitionLog {
      * @return how many segments were retired
      */
     public int enforceRetention(ScheduledExecutorService reaper) throws IOException {
-        if (closed || fenced) {
+        if (closed || fenced || failed) {
             return 0;
         }
         long now = clock.getAsLong();
@@ -643,13 +644,22 @@ public final class PartitionLog {
         long start = Math.max(logStartOffset, segments.firstKey());
         logStartOffset = start;
         LOG.infof("retention retired %d segments partition=%s reason=%s logStart=%d", retired.size(), tp, d.reason(), start);
-        reaper.execute(() -> retire(retired, reaper));
+        reaper.execute(() -> retire(retired, start, reaper));
         return retired.size();
     }
 
     /** Off the writer: aside only while still the owner (a deposed owner's successor may need the files), then gone after the delay. */
-    private void retire(List<LogSegment> retired, ScheduledExecutorService reaper) {
+    private void retire(List<LogSegment> retired, long start, ScheduledExecutorService reaper) {
         try {
+            if (!fence.holds(leaderEpoch, brokerId)) {
+                fenced = true;
+                retired.forEach(PartitionLog::closeQuietly);
+                return;
+            }
+            // The segment names are the epoch history; with the oldest gone, a deposed owner's late
+            // roll could name a segment below this start that recovery would take for live data.
+            // The manifest keeps the start, so recovery keeps such bytes below it, unread.
+            writeManifest(start);
             if (!fence.holds(leaderEpoch, brokerId)) {
                 fenced = true;
                 retired.forEach(PartitionLog::closeQuietly);
@@ -682,6 +692,23 @@ public final class PartitionLog {
         }
     }
 
+    private final Object manifestLock = new Object();
+    private long manifestStart = -1;
+
+    /**
+     * Records {@code start} as the log start offset in the manifest (temp, fsync, rename); never
+     * lowers it. Retention and DeleteRecords both write it, from different threads.
+     */
+    private void writeManifest(long start) throws IOException {
+        synchronized (manifestLock) {
+            if (start <= manifestStart) {
+                return;
+            }
+            AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), start)));
+            manifestStart = start;
+        }
+    }
+
     /**
      * DeleteRecords (Apache's {@code UnifiedLog.maybeIncrementLogStartOffset}): moves the log start
      * offset up to {@code offset} ({@code -1}: the high watermark), durably and while owned: the
@@ -705,9 +732,10 @@ public final class PartitionLog {
         // The manifest is one file for every epoch: a deposed owner must not write it. Checked
         // before (so a known successor's is never touched) and after (the Fencing rule's ack).
         checkFence();
-        logStartOffset = target;
-        AtomicFiles.write(disk, dir.resolve(MANIFEST), Json.bytes(new Manifest(tp.topic(), topicId, tp.partition(), target)));
+        writeManifest(target);
         checkFence();
+        // Only now: a write that failed (a full volume) must not have hidden anything.
+        logStartOffset = target;
         return target;
     }
 
@@ -841,7 +869,7 @@ public final class PartitionLog {
     private void roll() throws IOException {
         LogSegment s = active;
         // Everything in the old segment becomes durable before the checkpoint moves past it.
-        s.flush();
+        fsync(s);
         s.seal();
         LogSegment next = LogSegment.create(disk, dir, leaderEpoch, logEndOffset, config.indexIntervalBytes());
         disk.fsyncDirectory(dir);
@@ -896,6 +924,9 @@ public final class PartitionLog {
                 // close() already settled the waiters it found; nobody would settle this one.
                 return CompletableFuture.failedFuture(notLeader());
             }
+            if (failed) {
+                return CompletableFuture.failedFuture(storageFailure());
+            }
             waiters.add(new Waiter(endOffset, f));
             if (!flushing) {
                 flushing = true;
@@ -920,7 +951,7 @@ public final class PartitionLog {
 
     private void requestFlush(long endOffset) {
         synchronized (flushLock) {
-            if (flushing) {
+            if (flushing || failed) {
                 return;
             }
             flushing = true;
@@ -959,6 +990,9 @@ public final class PartitionLog {
             if (closed) {
                 // close() acknowledged or failed every waiter it found; a round after it proves nothing.
                 failure = notLeader();
+            } else if (failed) {
+                // A later fsync can succeed without the bytes an earlier one lost: it proves nothing.
+                failure = storageFailure();
             } else {
                 segment.flush();
                 checkFence();
@@ -971,6 +1005,10 @@ public final class PartitionLog {
         boolean advanced = false;
         boolean newlyFailed = false;
         synchronized (flushLock) {
+            if (failure == null && failed) {
+                // Another fsync (a roll's, a marker's round) failed while this one ran.
+                failure = storageFailure();
+            }
             if (failure == null) {
                 markDurable(segment.baseOffset(), bytes);
                 lastFlushMs = clock.getAsLong();
@@ -983,7 +1021,7 @@ public final class PartitionLog {
                     done.add(waiters.poll());
                 }
             } else {
-                if (!(failure instanceof NotLeaderOrFollowerException) && !closed && !failed) {
+                if (failure instanceof IOException && !closed && !failed) {
                     // Before anyone hears of the failure: no append may slip in behind it.
                     failed = true;
                     newlyFailed = true;
@@ -1022,6 +1060,30 @@ public final class PartitionLog {
             notifyHighWatermark();
         }
         return more;
+    }
+
+    private org.apache.kafka.common.errors.KafkaStorageException storageFailure() {
+        return new org.apache.kafka.common.errors.KafkaStorageException("partition " + tp + " is being reopened after a failed fsync");
+    }
+
+    /**
+     * An fsync outside the group commit (a roll's, a close's): a failure stops the partition as a
+     * failed group commit does, since a later fsync could succeed without these bytes.
+     */
+    private void fsync(LogSegment s) throws IOException {
+        try {
+            s.flush();
+        } catch (IOException e) {
+            boolean newly;
+            synchronized (flushLock) {
+                newly = !failed && !closed;
+                failed = true;
+            }
+            if (newly) {
+                storageFailed();
+            }
+            throw e;
+        }
     }
 
     /** Under {@code flushLock}: a completed fsync covered {@code bytes} of the segment at {@code base}; never moves back. */
@@ -1069,7 +1131,7 @@ public final class PartitionLog {
 
     /** Periodic {@code flush.ms} enforcement for logs that do not sync every append. */
     public void maybeTimedFlush() {
-        if (config.syncEveryAppend() || closed || fenced) {
+        if (config.syncEveryAppend() || closed || fenced || failed) {
             return;
         }
         boolean due;
@@ -1098,8 +1160,7 @@ public final class PartitionLog {
             throw notLeader();
         }
         if (failed) {
-            throw new org.apache.kafka.common.errors.KafkaStorageException("partition " + tp
-                    + " is being reopened after a failed fsync");
+            throw storageFailure();
         }
     }
 
@@ -1321,13 +1382,24 @@ public final class PartitionLog {
             closeFailed();
             return;
         }
-        closed = true;
         boolean durable = false;
         try {
             if (!fenced) {
                 for (LogSegment s : segments.values()) {
-                    s.flush();
+                    fsync(s);
                 }
+            }
+        } catch (IOException e) {
+            LOG.errorf("partition=%s: fsync failed while closing: %s", tp, e.toString());
+        }
+        if (failed) {
+            // Failed before or during these fsyncs (here or in a group commit on another thread).
+            closeFailed();
+            return;
+        }
+        closed = true;
+        try {
+            if (!fenced) {
                 checkFenceQuietly();
                 durable = !fenced;
             }

@@ -129,6 +129,10 @@ class DiskFullTest {
         assertThatThrownBy(() -> log.append(batch("d"))).isInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class);
 
         disk.fsyncFails = false;
+        // A later fsync would succeed, and prove nothing about the bytes the failed one lost.
+        assertThatThrownBy(() -> log.awaitFlushed(3, null).get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class);
+        assertThat(log.highWatermark()).isEqualTo(2);
         log.close();
         PartitionLog reopened = open(0, Disk.SYSTEM, Map.of());
         assertThat(reopened.logEndOffset()).isEqualTo(2);
@@ -136,6 +140,36 @@ class DiskFullTest {
         assertThat(retried.baseOffset()).as("written again, not a duplicate of what was cut").isEqualTo(2);
         reopened.awaitDurable(retried.lastOffset() + 1).get(10, TimeUnit.SECONDS);
         assertThat(values(reopened)).containsExactly("0:a", "1:b", "2:c");
+    }
+
+    /** A roll's fsync of the old segment is a group commit like any other: its failure stops the partition too. */
+    @Test
+    void aFailedFsyncWhileRollingStopsThePartitionToo() throws Exception {
+        FullDisk disk = new FullDisk();
+        PartitionLog log = open(0, disk, Map.of("segment.bytes", "100"));
+        appendDurably(log, batch("x".repeat(80)));
+        disk.fsyncFails = true;
+        assertThatThrownBy(() -> log.append(batch("y".repeat(80)))).isInstanceOf(IOException.class);
+        assertThat(log.isFailed()).isTrue();
+        disk.fsyncFails = false;
+        assertThatThrownBy(() -> log.append(batch("z".repeat(80))))
+                .isInstanceOf(org.apache.kafka.common.errors.KafkaStorageException.class);
+        log.close();
+        assertThat(values(open(0, Disk.SYSTEM, Map.of("segment.bytes", "100")))).containsExactly("0:" + "x".repeat(80));
+    }
+
+    /** DeleteRecords on a full volume: the manifest cannot be written, so nothing is hidden either. */
+    @Test
+    void deleteRecordsThatCannotRecordTheNewStartChangesNothing() throws Exception {
+        FullDisk disk = new FullDisk();
+        PartitionLog log = open(0, disk, Map.of());
+        appendDurably(log, batch("a", "b", "c"));
+        disk.full = true;
+        assertThatThrownBy(() -> log.deleteRecordsBefore(2)).isInstanceOf(IOException.class);
+        assertThat(log.logStartOffset()).isZero();
+        assertThat(values(log)).containsExactly("0:a", "1:b", "2:c");
+        disk.full = false;
+        assertThat(log.deleteRecordsBefore(2)).isEqualTo(2);
     }
 
     static MemoryRecords idempotent(long pid, int seq, String... values) {

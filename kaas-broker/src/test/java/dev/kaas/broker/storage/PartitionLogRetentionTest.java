@@ -114,6 +114,9 @@ class PartitionLogRetentionTest {
             assertThat(files(LogSegment.DELETED_SUFFIX)).as("deleted after file.delete.delay.ms").isEmpty();
         });
         assertThat(log.enforceRetention(reaper)).as("nothing more is old enough").isZero();
+        Awaitility.await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> assertThat(
+                Files.readString(dir().resolve(PartitionLog.MANIFEST))).as("the start survives the epoch history's oldest names")
+                .containsPattern("\"logStartOffset\"\\s*:\\s*20\\b"));
 
         log.close();
         PartitionLog reopened = open(1, SMALL_SEGMENTS);
