@@ -680,6 +680,9 @@ public final class PartitionLog {
                 }
             }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
         } catch (IOException | RuntimeException e) {
+            // Not renamed (the manifest or a rename failed): close them rather than hold their
+            // descriptors until restart; their files stay and are retired again after a reopen.
+            retired.forEach(PartitionLog::closeQuietly);
             LOG.warnf("could not retire segments partition=%s: %s", tp, e.toString());
         }
     }

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
@@ -42,14 +41,17 @@ class PartitionLogRetentionTest {
 
     final AtomicLong clock = new AtomicLong(NOW);
     final ExecutorService flusher = Executors.newFixedThreadPool(2);
-    final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor();
+    final java.util.concurrent.ScheduledThreadPoolExecutor reaper = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
     final List<PartitionLog> opened = new ArrayList<>();
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws InterruptedException {
+        // The reaper's file work must be over before the temporary directory is removed.
+        reaper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        reaper.shutdown();
+        reaper.awaitTermination(10, TimeUnit.SECONDS);
         opened.forEach(PartitionLog::abandon);
         flusher.shutdownNow();
-        reaper.shutdownNow();
     }
 
     Path dir() {
