@@ -153,8 +153,13 @@ class ClusterIT {
             staleProps.put(ProducerConfig.RETRIES_CONFIG, "0");
             staleProps.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "90000");
             staleProps.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "120000");
+            // The fresh producer's first metadata request may go to the frozen broker: a short request
+            // timeout lets it move on to a live one well within the wait below.
+            Properties freshProps = cluster.clientProps();
+            freshProps.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+            freshProps.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
             try (KafkaProducer<String, String> stale = new KafkaProducer<>(staleProps, new StringSerializer(), new StringSerializer());
-                 KafkaProducer<String, String> fresh = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
+                 KafkaProducer<String, String> fresh = new KafkaProducer<>(freshProps, new StringSerializer(), new StringSerializer())) {
                 stale.send(new ProducerRecord<>("split", 0, null, "before-freeze")).get(30, TimeUnit.SECONDS);
 
                 cluster.freezeBroker(frozen);
@@ -165,7 +170,7 @@ class ClusterIT {
                 awaitLeaders(admin, "split", l -> l.get(0) != frozen && l.get(0) != -1);
                 List<RecordMetadata> fresh0 = new ArrayList<>();
                 for (int i = 0; i < 20; i++) {
-                    fresh0.add(fresh.send(new ProducerRecord<>("split", 0, null, "new-" + i)).get(30, TimeUnit.SECONDS));
+                    fresh0.add(fresh.send(new ProducerRecord<>("split", 0, null, "new-" + i)).get(60, TimeUnit.SECONDS));
                 }
 
                 cluster.thawBroker(frozen);

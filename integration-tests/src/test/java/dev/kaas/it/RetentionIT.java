@@ -105,9 +105,9 @@ class RetentionIT {
         // Record timestamps decide (CreateTime): 100 written an hour ago, 20 now.
         produce(topic, 0, 100, System.currentTimeMillis() - 3_600_000);
         produce(topic, 100, 20);
-        long before = diskBytes(topic);
 
-        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> earliest(tp) > 0);
+        // Checks run while the old records are still being written: wait until they have all been judged.
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> earliest(tp) >= 90);
         long start = earliest(tp);
         // The segment that holds the last old records and the first new ones is as new as its newest.
         assertThat(start).as("only records older than retention.ms went").isBetween(90L, 100L);
@@ -115,7 +115,9 @@ class RetentionIT {
         assertThat(seen.get(0).offset()).as("a consumer from earliest starts at the log start").isEqualTo(start);
         assertThat(seen).hasSize((int) (120 - start));
         assertThat(seen.get(seen.size() - 1).value()).startsWith("119-");
-        assertThat(diskBytes(topic)).as("disk usage fell").isLessThan(before);
+        // Retention ran while the old records were written, so there is no "before" to compare with:
+        // what is on disk is what was kept (about 30 records), not the 120 x 200+ bytes written.
+        assertThat(diskBytes(topic)).as("disk usage is what was kept").isLessThan(120L * 200 / 2);
     }
 
     @Test
