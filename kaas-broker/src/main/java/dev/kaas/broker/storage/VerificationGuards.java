@@ -183,8 +183,4 @@ public final class VerificationGuards {
     public void clear(long producerId) {
         guards.remove(producerId);
     }
-
-    int size() {
-        return guards.size();
-    }
 }
