@@ -139,6 +139,30 @@ public interface BrokerConfig {
         @WithDefault("5m")
         Duration logRetentionCheckInterval();
 
+        /** Apache {@code log.cleaner.enable}: compaction of {@code cleanup.policy=compact} topics. */
+        @WithDefault("true")
+        boolean logCleanerEnable();
+
+        /** Apache {@code log.cleaner.threads}: compaction passes run at once. */
+        @WithDefault("1")
+        int logCleanerThreads();
+
+        /** Apache {@code log.cleaner.backoff.ms}: how long a cleaner thread sleeps when no log needs cleaning. */
+        @WithDefault("15s")
+        Duration logCleanerBackoff();
+
+        /** Apache {@code log.cleaner.dedupe.buffer.size}: memory for the key maps of all cleaner threads (allocated at the first pass). */
+        @WithDefault("134217728")
+        long logCleanerDedupeBufferSize();
+
+        /** Apache {@code log.cleaner.io.buffer.size}: read and write buffers of all cleaner threads. */
+        @WithDefault("524288")
+        int logCleanerIoBufferSize();
+
+        /** Apache {@code log.cleaner.io.max.bytes.per.second}: each cleaner thread's read plus write rate. */
+        @WithDefault("1.7976931348623157E308")
+        double logCleanerIoMaxBytesPerSecond();
+
         /** Requests read from one connection before reading pauses until responses go out. */
         @WithDefault("16")
         int maxInFlightPerConnection();

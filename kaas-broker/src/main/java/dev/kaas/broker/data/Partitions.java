@@ -1,6 +1,7 @@
 package dev.kaas.broker.data;
 
 import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.storage.LogCleaner;
 import dev.kaas.common.fs.Disk;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -8,6 +9,7 @@ import jakarta.enterprise.event.Observes;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,6 +37,12 @@ public class Partitions {
     private final ScheduledExecutorService timers;
     /** Retention's file work: renaming retired segments aside and deleting them after file.delete.delay.ms. */
     private final ScheduledExecutorService reaper;
+    /** Compaction: one thread per log.cleaner.threads, each with its own key map (allocated at its first pass). */
+    private final ScheduledExecutorService cleaners;
+    private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
+    /** Partitions whose last pass failed: left alone until then (Apache marks them uncleanable). */
+    private final Map<TopicPartition, Long> cleanAfter = new ConcurrentHashMap<>();
+    private final long cleanerBackoffMs;
     private final Path dataDir;
     private volatile Consumer<TopicPartition> highWatermarkListener = tp -> { };
     private volatile Consumer<TopicPartition> storageFailureListener = tp -> { };
@@ -51,6 +59,65 @@ public class Partitions {
         this.reaper = Executors.newSingleThreadScheduledExecutor(named("kaas-retention"));
         long check = Math.max(1, config.broker().logRetentionCheckInterval().toMillis());
         timers.scheduleWithFixedDelay(() -> open.values().forEach(this::enforceRetention), check, check, TimeUnit.MILLISECONDS);
+        BrokerConfig.Broker b = config.broker();
+        int threads = b.logCleanerEnable() ? Math.max(1, b.logCleanerThreads()) : 0;
+        this.cleanerBackoffMs = Math.max(1, b.logCleanerBackoff().toMillis());
+        this.cleaners = Executors.newScheduledThreadPool(Math.max(1, threads), named("kaas-cleaner"));
+        for (int i = 0; i < threads; i++) {
+            // As Apache: the memory and I/O buffers are shared out among the threads.
+            LogCleaner.Settings settings = new LogCleaner.Settings(
+                    (int) Math.min(Integer.MAX_VALUE - 64, b.logCleanerDedupeBufferSize() / threads),
+                    Math.max(1024, b.logCleanerIoBufferSize() / threads / 2), b.logCleanerIoMaxBytesPerSecond());
+            LogCleaner cleaner = new LogCleaner(settings, System::currentTimeMillis);
+            cleaners.scheduleWithFixedDelay(() -> cleanRound(cleaner), cleanerBackoffMs, cleanerBackoffMs, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** One cleaner thread's round: the dirtiest compacted log first, until none is worth a pass (Apache's {@code cleanFilthiestLog}). */
+    private void cleanRound(LogCleaner cleaner) {
+        try {
+            while (true) {
+                long now = System.currentTimeMillis();
+                Replica dirtiest = null;
+                double worst = -1;
+                for (Map.Entry<TopicPartition, Replica> e : open.entrySet()) {
+                    if (cleaning.contains(e.getKey()) || cleanAfter.getOrDefault(e.getKey(), 0L) > now) {
+                        continue;
+                    }
+                    double ratio = LogCleaner.dirtiness(e.getValue().log(), now).orElse(-1.0);
+                    if (ratio > worst) {
+                        worst = ratio;
+                        dirtiest = e.getValue();
+                    }
+                }
+                if (dirtiest == null) {
+                    return;
+                }
+                TopicPartition tp = dirtiest.log().topicPartition();
+                if (!cleaning.add(tp)) {
+                    continue;
+                }
+                boolean cleaned;
+                try {
+                    cleaned = cleaner.clean(dirtiest.log(), dirtiest.writer(), reaper).isPresent();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } catch (Exception e) {
+                    LOG.warnf(e, "compaction failed partition=%s; retried in %d ms", tp, cleanerBackoffMs * 20);
+                    cleanAfter.put(tp, now + cleanerBackoffMs * 20);
+                    cleaned = false;
+                } finally {
+                    cleaning.remove(tp);
+                }
+                if (!cleaned) {
+                    // Worth a pass but none ran (closing, or retention held it): next round.
+                    return;
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "compaction round failed");
+        }
     }
 
     /**
@@ -142,6 +209,7 @@ public class Partitions {
         timers.shutdownNow();
         // Files renamed aside and not yet deleted are removed by the next owner's recovery.
         reaper.shutdownNow();
+        cleaners.shutdownNow();
         storage.shutdown();
         try {
             storage.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);

@@ -8,7 +8,8 @@ import org.apache.kafka.common.config.TopicConfig;
 public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes, int maxMessageBytes,
                         long flushMessages, long flushMs, boolean logAppendTime,
                         long timestampBeforeMaxMs, long timestampAfterMaxMs, boolean compacted,
-                        long retentionMs, long retentionBytes, long fileDeleteDelayMs, boolean deletePolicy) {
+                        long retentionMs, long retentionBytes, long fileDeleteDelayMs, boolean deletePolicy,
+                        long deleteRetentionMs, long minCompactionLagMs, long maxCompactionLagMs, double minCleanableRatio) {
 
     public static LogConfig from(Map<String, String> overrides) {
         Map<String, Object> e = TopicConfigs.effective(overrides);
@@ -28,7 +29,11 @@ public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes
                 (Long) e.get(TopicConfig.RETENTION_MS_CONFIG),
                 (Long) e.get(TopicConfig.RETENTION_BYTES_CONFIG),
                 (Long) e.get(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
-                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_DELETE));
+                String.valueOf(e.get(TopicConfig.CLEANUP_POLICY_CONFIG)).contains(TopicConfig.CLEANUP_POLICY_DELETE),
+                (Long) e.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
+                (Long) e.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+                (Long) e.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG),
+                (Double) e.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG));
     }
 
     public static LogConfig defaults() {

@@ -31,7 +31,8 @@ final class LogSegment implements AutoCloseable {
     private static final Pattern NAME = Pattern.compile("([0-9a-f]{8})-([0-9]{20})\\.log");
 
     private final Disk disk;
-    private final Path logFile;
+    /** Where the log file is now: a cleaned segment is written under a staging name and renamed into place. */
+    private volatile Path logFile;
     private final int leaderEpoch;
     private final long baseOffset;
     private final FileChannel channel;
@@ -78,6 +79,52 @@ final class LogSegment implements AutoCloseable {
         s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
         s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
         return s;
+    }
+
+    /**
+     * A new segment the cleaner writes: its files carry {@code suffix} after their final names
+     * ({@code X.log.cleaned}, {@code X.index.cleaned}, …) until {@link #rename} moves them.
+     */
+    static LogSegment createStaged(Disk disk, Path dir, int leaderEpoch, long baseOffset, int indexIntervalBytes,
+                                   String suffix) throws IOException {
+        Path log = dir.resolve(fileName(leaderEpoch, baseOffset) + suffix);
+        for (Path p : List.of(log, siblingOf(log, ".index"), siblingOf(log, ".timeindex"), siblingOf(log, ".txnindex"))) {
+            // Left by a pass that did not finish.
+            disk.delete(p);
+        }
+        FileChannel ch = disk.open(log, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        LogSegment s = new LogSegment(disk, log, leaderEpoch, baseOffset, ch);
+        s.indexIntervalBytes = indexIntervalBytes;
+        s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
+        s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
+        s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
+        return s;
+    }
+
+    /**
+     * Renames the segment's files from their names with suffix {@code from} to the names with
+     * suffix {@code to} ({@code ""}: the final names): the indexes first and the log last, so the
+     * log file's name is what says how far a rename got. Files not written (an empty index) are
+     * skipped. The open descriptor is unaffected.
+     */
+    void rename(String from, String to) throws IOException {
+        String finalName = fileName(leaderEpoch, baseOffset);
+        Path dir = logFile.getParent();
+        for (String ext : List.of(".index", ".timeindex", ".txnindex", ".log")) {
+            String name = finalName.replace(".log", ext);
+            Path src = dir.resolve(name + from);
+            if (Files.exists(src)) {
+                disk.move(src, dir.resolve(name + to));
+            }
+        }
+        logFile = dir.resolve(finalName + to);
+        offsetIndex.moveTo(indexFile());
+        timeIndex.moveTo(timeIndexFile());
+        txnIndex.moveTo(txnIndexFile());
+    }
+
+    private static Path siblingOf(Path log, String ext) {
+        return log.resolveSibling(log.getFileName().toString().replace(".log", ext));
     }
 
     /**
@@ -339,15 +386,15 @@ final class LogSegment implements AutoCloseable {
 
 
     Path indexFile() {
-        return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".index"));
+        return siblingOf(logFile, ".index");
     }
 
     Path timeIndexFile() {
-        return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".timeindex"));
+        return siblingOf(logFile, ".timeindex");
     }
 
     Path txnIndexFile() {
-        return logFile.resolveSibling(logFile.getFileName().toString().replace(".log", ".txnindex"));
+        return siblingOf(logFile, ".txnindex");
     }
 
     Path file() {
@@ -402,10 +449,19 @@ final class LogSegment implements AutoCloseable {
      * @return the files as renamed
      */
     List<Path> renameAside() throws IOException {
+        return renameAside("");
+    }
+
+    /**
+     * As {@link #renameAside()}, with {@code tag} before the suffix: the cleaner replaces a segment
+     * at the same base offset on every pass, and one pass's files must not take the names of the
+     * last one's while those still wait for their delay.
+     */
+    List<Path> renameAside(String tag) throws IOException {
         List<Path> moved = new java.util.ArrayList<>(4);
         for (Path p : List.of(logFile, indexFile(), timeIndexFile(), txnIndexFile())) {
             if (Files.exists(p)) {
-                Path to = p.resolveSibling(p.getFileName() + DELETED_SUFFIX);
+                Path to = p.resolveSibling(p.getFileName() + tag + DELETED_SUFFIX);
                 disk.move(p, to);
                 moved.add(to);
             }

@@ -31,7 +31,7 @@ final class OffsetIndex implements AutoCloseable {
     }
 
     private final Disk disk;
-    private final Path file;
+    private volatile Path file;
     private volatile Entries entries = new Entries(new long[64], new int[64]);
     private volatile int size;
     private int persisted = -1;
@@ -74,6 +74,11 @@ final class OffsetIndex implements AutoCloseable {
         }
         idx.persisted = idx.size;
         return idx;
+    }
+
+    /** The file was renamed (a cleaned segment moved into place). */
+    void moveTo(Path renamed) {
+        this.file = renamed;
     }
 
     void add(long key, int position) {

@@ -52,6 +52,9 @@ import org.jboss.logging.Logger;
  * manifest.json                topic, topic ID, partition, log start offset
  * recovery-checkpoint          offset below which every byte is known flushed and valid
  * producer-state.json          producer windows and open transactions as of an offset (snapshot)
+ * cleaner-offset-checkpoint    compacted topics: where the dirty part of the log begins (a hint)
+ * *.cleaned, *.{end}.swap      compaction in flight: a cleaned segment being written, and one
+ *                              committed to replace the segments in [its base, end) (see {@link LogCleaner})
  * </pre>
  *
  * <p>Transactions: a producer's transactional batches open its transaction here, a COMMIT or
@@ -80,6 +83,13 @@ public final class PartitionLog {
     static final String MANIFEST = "manifest.json";
     static final String CHECKPOINT = "recovery-checkpoint";
     static final String PRODUCER_STATE = "producer-state.json";
+    /** The offset below which the last compaction pass left the log clean (Apache's cleaner-offset-checkpoint, per partition). */
+    static final String CLEANER_CHECKPOINT = "cleaner-offset-checkpoint";
+    /** Suffix of a cleaned segment's files while the cleaner writes them; recovery deletes them. */
+    static final String CLEANED = ".cleaned";
+    /** {@code X.log.{end:020d}.swap}: a cleaned segment committed to replace every segment in [X's base, end). */
+    private static final java.util.regex.Pattern SWAP = java.util.regex.Pattern.compile(
+            "([0-9a-f]{8}-[0-9]{20})\\.(log|index|timeindex|txnindex)\\.([0-9]{20})\\.swap");
 
     public record AppendResult(long baseOffset, long lastOffset, long logAppendTime, long logStartOffset) {
     }
@@ -145,6 +155,15 @@ public final class PartitionLog {
     private volatile long logStartOffset;
     private volatile boolean fenced;
     private volatile boolean closed;
+    /**
+     * Held by a compaction pass from its view of the segments to its last swap, and by retention
+     * and close while they change the segment set: the cleaner never swaps segments retention
+     * retired, and close never closes segments under a swap. The writer only ever tries it.
+     */
+    private final java.util.concurrent.locks.ReentrantLock cleaning = new java.util.concurrent.locks.ReentrantLock();
+    /** Set first by close and abandon: a compaction pass stops at its next step. */
+    private volatile boolean closing;
+    private volatile long cleanerCheckpoint = -1;
     /**
      * An fsync failed: what it should have covered may not be on the volume (after a failed
      * write-back a later fsync can succeed without the lost bytes, leaving a hole later appends
@@ -240,6 +259,9 @@ public final class PartitionLog {
         Manifest manifest = AtomicFiles.read(dir.resolve(MANIFEST)).map(b -> readJson(b, Manifest.class)).orElse(null);
         long checkpoint = AtomicFiles.read(dir.resolve(CHECKPOINT))
                 .map(b -> Long.parseLong(new String(b, StandardCharsets.UTF_8).trim())).orElse(0L);
+        completeSwaps();
+        cleanerCheckpoint = AtomicFiles.read(dir.resolve(CLEANER_CHECKPOINT))
+                .map(b -> parseLong(new String(b, StandardCharsets.UTF_8).trim())).orElse(-1L);
         List<SegmentFile> files = listSegments();
         EpochHistory history = new EpochHistory(files);
         if (history.latestEpoch() > leaderEpoch) {
@@ -279,7 +301,8 @@ public final class PartitionLog {
                 LOG.warnf("recovery truncated %d bytes file=%s %s partition=%s", s.truncatedBytes(), f.path().getFileName(),
                         s.tornInside() ? "torn or corrupt" : "past the epoch's end", tp);
             }
-            if (previous != null && s.baseOffset() != previous.nextOffset()) {
+            // Compaction leaves gaps: a cleaned segment ends at its last kept batch.
+            if (previous != null && (s.baseOffset() < previous.nextOffset() || s.baseOffset() > previous.nextOffset() && !config.compacted())) {
                 // Only a volume that lost fsynced bytes leaves a gap; later epochs' acknowledged records stay.
                 LOG.errorf("gap in the log: file=%s starts at %d, the previous segment ends at %d partition=%s",
                         f.path().getFileName(), s.baseOffset(), previous.nextOffset(), tp);
@@ -330,6 +353,69 @@ public final class PartitionLog {
         fence.syncDirectories();
         LOG.infof("partition opened partition=%s epoch=%d logStart=%d logEnd=%d segments=%d recoveredSegments=%d",
                 tp, leaderEpoch, logStartOffset, end, segments.size(), recovered);
+    }
+
+    private static long parseLong(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Finishes what a compaction pass left when its process stopped: a cleaned segment not yet
+     * committed ({@code .cleaned}) is deleted; one committed ({@code .swap}) replaces every segment
+     * in its range, as the pass would have. Idempotent: a crash in here is finished by the next open.
+     */
+    private void completeSwaps() throws IOException {
+        List<Path> cleaned = new ArrayList<>();
+        java.util.TreeMap<String, java.util.regex.Matcher> swaps = new java.util.TreeMap<>();
+        List<java.util.regex.Matcher> swapFiles = new ArrayList<>();
+        try (var list = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) list::iterator) {
+                String name = p.getFileName().toString();
+                java.util.regex.Matcher m = SWAP.matcher(name);
+                if (name.endsWith(CLEANED)) {
+                    cleaned.add(p);
+                } else if (m.matches()) {
+                    swapFiles.add(m);
+                    if (m.group(2).equals("log")) {
+                        swaps.put(m.group(1), m);
+                    }
+                }
+            }
+        }
+        boolean changed = !cleaned.isEmpty() || !swapFiles.isEmpty();
+        for (Path p : cleaned) {
+            disk.delete(p);
+        }
+        for (java.util.regex.Matcher m : swapFiles) {
+            java.util.regex.Matcher log = swaps.get(m.group(1));
+            if (log == null || !log.group(3).equals(m.group(3))) {
+                // An index whose log was already moved into place, or of another pass: rebuilt if needed.
+                disk.delete(dir.resolve(m.group()));
+            }
+        }
+        for (java.util.regex.Matcher m : swaps.values()) {
+            long[] parsed = LogSegment.parseName(m.group(1) + ".log");
+            long end = Long.parseLong(m.group(3));
+            for (SegmentFile f : listSegments()) {
+                if (f.baseOffset() >= parsed[1] && f.baseOffset() < end) {
+                    deleteSegmentFiles(f.path());
+                }
+            }
+            for (String ext : List.of("index", "timeindex", "txnindex", "log")) {
+                Path from = dir.resolve(m.group(1) + "." + ext + "." + m.group(3) + ".swap");
+                if (Files.exists(from)) {
+                    disk.move(from, dir.resolve(m.group(1) + "." + ext));
+                }
+            }
+            LOG.infof("completed a compaction swap left by a stopped process partition=%s segment=%s end=%d", tp, m.group(1), end);
+        }
+        if (changed) {
+            disk.fsyncDirectory(dir);
+        }
     }
 
     private List<SegmentFile> listSegments() throws IOException {
@@ -618,6 +704,18 @@ public final class PartitionLog {
         if (closed || fenced || failed) {
             return 0;
         }
+        // A compaction pass holds the segments it cleans; this check comes round again.
+        if (!cleaning.tryLock()) {
+            return 0;
+        }
+        try {
+            return retireOldSegments(reaper);
+        } finally {
+            cleaning.unlock();
+        }
+    }
+
+    private int retireOldSegments(ScheduledExecutorService reaper) throws IOException {
         long now = clock.getAsLong();
         List<LogSegment> all = new ArrayList<>(segments.values());
         List<Retention.Segment> view = new ArrayList<>(all.size());
@@ -1376,8 +1474,155 @@ public final class PartitionLog {
         return e == null ? -1 : e.getValue().leaderEpoch();
     }
 
+    /** A producer's last batch here, which compaction keeps (Apache's {@code lastRecordsOfActiveProducers}); {@code lastDataOffset} -1: markers only. */
+    record LastRecord(long lastDataOffset, short epoch) {
+    }
+
+    /** What a compaction pass starts from ({@link LogCleaner}): the segments, the bounds, and the producers' last batches. */
+    record CleaningView(List<LogSegment> segments, long logStartOffset, long logEndOffset, long lastStableOffset,
+                        long checkpoint, Map<Long, LastRecord> producers) {
+    }
+
+    /** Runs on the partition's writer, which owns the producer table; with {@link #beginCleaning} held. */
+    CleaningView cleaningView() {
+        Map<Long, LastRecord> last = new java.util.HashMap<>();
+        for (ProducerStateTable.Entry e : producers.snapshot()) {
+            long lastData = e.batches().isEmpty() ? -1 : e.batches().get(e.batches().size() - 1).lastOffset();
+            last.put(e.producerId(), new LastRecord(lastData, e.epoch()));
+        }
+        return new CleaningView(List.copyOf(segments.values()), logStartOffset, logEndOffset, lastStableOffset(),
+                cleanerCheckpoint, last);
+    }
+
+    /** Takes the segment set for a compaction pass; false when the log is closing or retention holds it past the wait. */
+    boolean beginCleaning(long waitMs) throws InterruptedException {
+        if (cleaningStopped() || !cleaning.tryLock(waitMs, TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        if (cleaningStopped()) {
+            cleaning.unlock();
+            return false;
+        }
+        return true;
+    }
+
+    void endCleaning() {
+        cleaning.unlock();
+    }
+
+    /** A compaction pass must stop: the log is closing, deposed or failed. */
+    boolean cleaningStopped() {
+        return closing || closed || fenced || failed;
+    }
+
+    Disk disk() {
+        return disk;
+    }
+
+    /** The first dirty offset the last compaction pass recorded, -1 for none. */
+    long cleanerCheckpointHint() {
+        return cleanerCheckpoint;
+    }
+
+    /** The aborted transactions whose data overlaps {@code [from, upperBound)}, whole (Apache's {@code collectAbortedTransactions}). */
+    List<TxnIndex.AbortedTxn> abortedTxnEntries(long from, long upperBound) {
+        List<TxnIndex.AbortedTxn> found = new ArrayList<>();
+        Long floor = segments.floorKey(from);
+        for (LogSegment s : segments.tailMap(floor == null ? from : floor).values()) {
+            if (s.txnIndex().collect(from, upperBound, found)) {
+                break;
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Puts a cleaned segment in place of {@code sources}, which held every offset in
+     * {@code [cleaned's base, end)}; the caller holds {@link #beginCleaning}. In order: the cleaned
+     * files are made durable; the fence is read (a deposed owner's pass must not touch a
+     * successor's files); renaming the cleaned log to {@code .{end}.swap} commits the swap (from
+     * here a crash is finished by recovery, see {@link #completeSwaps}); the sources are renamed
+     * aside; the cleaned files take their final names. Readers in flight keep the sources' open
+     * files, which are closed and deleted after {@code file.delete.delay.ms} on {@code reaper}.
+     */
+    void replaceSegments(LogSegment cleaned, List<LogSegment> sources, long end, ScheduledExecutorService reaper) throws IOException {
+        for (LogSegment s : sources) {
+            if (segments.get(s.baseOffset()) != s) {
+                throw new IllegalStateException("segment " + s.baseOffset() + " of " + tp + " changed under a compaction pass");
+            }
+        }
+        cleaned.seal();
+        cleaned.flush();
+        disk.fsyncDirectory(dir);
+        checkFence();
+        String swap = String.format(".%020d.swap", end);
+        cleaned.rename(CLEANED, swap);
+        disk.fsyncDirectory(dir);
+        String tag = "." + Long.toString(clock.getAsLong(), 36) + Long.toString(System.nanoTime() & 0xffffff, 36);
+        List<Path> moved = new ArrayList<>();
+        try {
+            for (LogSegment s : sources) {
+                moved.addAll(s.renameAside(tag));
+            }
+            cleaned.rename(swap, "");
+            disk.fsyncDirectory(dir);
+        } catch (IOException | RuntimeException e) {
+            // Committed but half done on the volume: only a reopen's recovery finishes it (completeSwaps).
+            boolean newly;
+            synchronized (flushLock) {
+                newly = !failed && !closed;
+                failed = true;
+            }
+            if (newly) {
+                LOG.errorf("partition=%s: a compaction swap failed after its commit (%s); the partition is reopened to finish it",
+                        tp, e.toString());
+                storageFailed();
+            }
+            throw e;
+        }
+        synchronized (flushLock) {
+            // The cleaned segment first: a reader between the two steps finds one or the other, both whole.
+            segments.put(cleaned.baseOffset(), cleaned);
+            for (LogSegment s : sources) {
+                if (s.baseOffset() != cleaned.baseOffset()) {
+                    segments.remove(s.baseOffset(), s);
+                }
+            }
+        }
+        reaper.schedule(() -> {
+            sources.forEach(PartitionLog::closeQuietly);
+            for (Path p : moved) {
+                try {
+                    disk.delete(p);
+                } catch (IOException e) {
+                    LOG.warnf("could not delete a compacted segment file=%s: %s", p, e.toString());
+                }
+            }
+        }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Records where the log's dirty part begins, for the next pass and the next owner (a hint: a wrong one only costs a pass). */
+    void writeCleanerCheckpoint(long offset) throws IOException {
+        AtomicFiles.write(disk, dir.resolve(CLEANER_CHECKPOINT), Long.toString(offset).getBytes(StandardCharsets.UTF_8));
+        cleanerCheckpoint = offset;
+    }
+
     /** Relinquish: persist the producer window and a recovery checkpoint, then close. */
     public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        // A compaction pass notices within one chunk of I/O; a swap it is in finishes first.
+        closing = true;
+        cleaning.lock();
+        try {
+            closeSegments();
+        } finally {
+            cleaning.unlock();
+        }
+    }
+
+    private void closeSegments() throws IOException {
         if (closed) {
             return;
         }
@@ -1488,6 +1733,16 @@ public final class PartitionLog {
 
     /** Topic delete: close without persisting anything; the caller removes the directory. */
     public void abandon() {
+        closing = true;
+        cleaning.lock();
+        try {
+            abandonSegments();
+        } finally {
+            cleaning.unlock();
+        }
+    }
+
+    private void abandonSegments() {
         closed = true;
         synchronized (flushLock) {
             waiters.forEach(w -> w.future().completeExceptionally(notLeader()));

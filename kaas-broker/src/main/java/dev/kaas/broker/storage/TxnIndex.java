@@ -37,13 +37,18 @@ final class TxnIndex {
     }
 
     private final Disk disk;
-    private final Path file;
+    private volatile Path file;
     private final CopyOnWriteArrayList<AbortedTxn> entries = new CopyOnWriteArrayList<>();
     private boolean dirty;
 
     private TxnIndex(Disk disk, Path file) {
         this.disk = disk;
         this.file = file;
+    }
+
+    /** The file was renamed (a cleaned segment moved into place). */
+    void moveTo(Path renamed) {
+        this.file = renamed;
     }
 
     static TxnIndex create(Disk disk, Path file) {

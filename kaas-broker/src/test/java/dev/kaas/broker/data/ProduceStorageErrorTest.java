@@ -59,7 +59,8 @@ class ProduceStorageErrorTest {
         LogConfig d = LogConfig.defaults();
         LogConfig rollEveryBatch = new LogConfig(1, d.segmentMs(), d.indexIntervalBytes(), d.maxMessageBytes(), d.flushMessages(),
                 d.flushMs(), d.logAppendTime(), d.timestampBeforeMaxMs(), d.timestampAfterMaxMs(), d.compacted(),
-                d.retentionMs(), d.retentionBytes(), d.fileDeleteDelayMs(), d.deletePolicy());
+                d.retentionMs(), d.retentionBytes(), d.fileDeleteDelayMs(), d.deletePolicy(), d.deleteRetentionMs(),
+                d.minCompactionLagMs(), d.maxCompactionLagMs(), d.minCleanableRatio());
         Path dir = PartitionLog.directory(partitions.dataDir(), "t", topicId, 0);
         log = PartitionLog.open(dir, tp, topicId, 0, 1, rollEveryBatch, System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));

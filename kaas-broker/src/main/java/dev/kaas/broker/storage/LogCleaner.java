@@ -1,0 +1,542 @@
+package dev.kaas.broker.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MemoryRecords.RecordFilter;
+import org.apache.kafka.common.record.MemoryRecords.RecordFilter.BatchRetention;
+import org.apache.kafka.common.record.MutableRecordBatch;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.CloseableIterator;
+import org.jboss.logging.Logger;
+
+/**
+ * Log compaction ({@code cleanup.policy=compact}), one cleaner thread's worth: Apache 3.7's
+ * {@code LogCleaner.Cleaner} on kaas's segments. The only place kaas decodes records it stores.
+ *
+ * <p>A pass over one log ({@link #clean}): take the segment set (retention and close wait for the
+ * pass, see {@link PartitionLog#beginCleaning}); find the dirty range ({@link Compaction#range});
+ * map every key in it to its latest offset ({@link OffsetMap}, bounded memory: a full map ends
+ * the range early); then rewrite every segment from the log start up to the end of what was
+ * mapped, group by group ({@link Compaction#group}), with kafka-clients'
+ * {@link MemoryRecords#filterTo}, which keeps offsets (compaction never renumbers), rebuilds
+ * batches with valid CRCs, and sets a batch's delete horizon when it first keeps a tombstone.
+ * Each group's cleaned segment replaces its sources atomically
+ * ({@link PartitionLog#replaceSegments}); the pass ends by recording the first dirty offset.
+ *
+ * <p>What is kept, as Apache: a keyed record whose offset is the latest for its key (or past what
+ * the map covers); a tombstone until its batch's delete horizon ({@code delete.retention.ms} after
+ * the pass that first kept it); records of aborted transactions never; a transaction marker until
+ * its transaction's data is gone and, for markers, its delete horizon passed; and, for every
+ * producer the partition still knows, the batch holding its last sequence (empty if need be), so
+ * its idempotence state survives a reopen.
+ *
+ * <p>Threading: one instance per cleaner thread (it owns the map and buffers). The writer is
+ * used only to take the producers' view; everything else runs on the cleaner thread, never on
+ * the writer or an event loop. I/O, read and written, is throttled to
+ * {@code log.cleaner.io.max.bytes.per.second}.
+ */
+public final class LogCleaner {
+    private static final Logger LOG = Logger.getLogger(LogCleaner.class);
+    /** Apache's {@code log.cleaner.io.buffer.load.factor}: the map counts as full at this share of its slots. */
+    static final double LOAD_FACTOR = 0.9;
+
+    /** What one pass did. */
+    public record Stats(long bytesRead, long bytesWritten, long recordsRead, long recordsKept, int segmentsCleaned,
+                        long firstDirty, long endOffset, long elapsedMs) {
+    }
+
+    /** The broker's cleaner settings (Apache's {@code log.cleaner.*}). */
+    public record Settings(int dedupeBufferBytes, int ioBufferBytes, double ioMaxBytesPerSecond) {
+    }
+
+    /** Thrown inside a pass when its log closes, is deposed or fails. */
+    static final class Aborted extends RuntimeException {
+        Aborted(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** How a pass waits; a test's makes throttling instant. */
+    interface Sleeper {
+        void sleep(long ms) throws InterruptedException;
+    }
+
+    private final Settings settings;
+    private final LongSupplier clock;
+    private final Sleeper sleeper;
+    private final BufferSupplier decompression = BufferSupplier.create();
+    private OffsetMap map;
+    private ByteBuffer readBuffer;
+    private ByteBuffer writeBuffer;
+    private long throttleWindowStart;
+    private long throttleWindowBytes;
+
+    public LogCleaner(Settings settings, LongSupplier clock) {
+        this(settings, clock, Thread::sleep);
+    }
+
+    LogCleaner(Settings settings, LongSupplier clock, Sleeper sleeper) {
+        this.settings = settings;
+        this.clock = clock;
+        this.sleeper = sleeper;
+    }
+
+    /**
+     * How dirty {@code log} is now, from what any thread may read (the segment map, the bounds):
+     * the cleaner threads pick the log with the highest ratio among those worth cleaning.
+     */
+    public static Optional<Double> dirtiness(PartitionLog log, long nowMs) {
+        LogConfig config = log.config();
+        if (!config.compacted() || log.cleaningStopped()) {
+            return Optional.empty();
+        }
+        PartitionLog.CleaningView view = new PartitionLog.CleaningView(log.segments(), log.logStartOffset(),
+                log.logEndOffset(), log.lastStableOffset(), log.cleanerCheckpointHint(), Map.of());
+        Compaction.Range r = range(view, config, nowMs);
+        return r.worthCleaning(config.minCleanableRatio()) ? Optional.of(r.needNow() ? 1.0 + r.cleanableRatio() : r.cleanableRatio())
+                : Optional.empty();
+    }
+
+    private static Compaction.Range range(PartitionLog.CleaningView view, LogConfig config, long nowMs) {
+        return Compaction.range(describe(view.segments()), view.checkpoint(), view.logStartOffset(), view.logEndOffset(),
+                view.lastStableOffset(), config.minCompactionLagMs(), config.maxCompactionLagMs(), nowMs);
+    }
+
+    private static List<Compaction.Segment> describe(List<LogSegment> segments) {
+        List<Compaction.Segment> out = new ArrayList<>(segments.size());
+        for (LogSegment s : segments) {
+            out.add(new Compaction.Segment(s.leaderEpoch(), s.baseOffset(), s.size(), s.maxTimestamp()));
+        }
+        return out;
+    }
+
+    /**
+     * One compaction pass over {@code log}, if it is worth one. Blocking; runs on a cleaner thread.
+     *
+     * @param writer the partition's serial executor (the producers' view is taken there)
+     * @param reaper where the replaced segments are deleted after {@code file.delete.delay.ms}
+     * @return what the pass did; empty when it had nothing to do or could not start
+     */
+    public Optional<Stats> clean(PartitionLog log, Executor writer, ScheduledExecutorService reaper) throws IOException, InterruptedException {
+        if (!log.config().compacted() || !log.beginCleaning(1000)) {
+            return Optional.empty();
+        }
+        try {
+            PartitionLog.CleaningView view;
+            try {
+                view = CompletableFuture.supplyAsync(log::cleaningView, writer).get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.debugf("no compaction view partition=%s: %s", log.topicPartition(), e.toString());
+                return Optional.empty();
+            }
+            return pass(log, view, reaper);
+        } catch (Aborted e) {
+            LOG.debugf("compaction pass stopped partition=%s: %s", log.topicPartition(), e.getMessage());
+            return Optional.empty();
+        } finally {
+            log.endCleaning();
+        }
+    }
+
+    private Optional<Stats> pass(PartitionLog log, PartitionLog.CleaningView view, ScheduledExecutorService reaper)
+            throws IOException, InterruptedException {
+        LogConfig config = log.config();
+        long started = clock.getAsLong();
+        Compaction.Range range = range(view, config, started);
+        if (range.checkpointReset()) {
+            log.writeCleanerCheckpoint(range.firstDirty());
+        }
+        if (!range.worthCleaning(config.minCleanableRatio())) {
+            return Optional.empty();
+        }
+        ensureBuffers();
+        long[] io = new long[4];
+        List<LogSegment> segments = view.segments();
+        TxnTracker mapTxns = new TxnTracker(null);
+        mapTxns.addAborted(log.abortedTxnEntries(range.firstDirty(), range.firstUncleanable()));
+        map.clear();
+        for (int i = 0; i + 1 < segments.size(); i++) {
+            LogSegment s = segments.get(i);
+            long next = segments.get(i + 1).baseOffset();
+            if (s.baseOffset() >= range.firstUncleanable()) {
+                break;
+            }
+            if (next > range.firstDirty() && mapSegment(log, s, range.firstDirty(), mapTxns, io)) {
+                LOG.debugf("offset map full partition=%s segment=%d", log.topicPartition(), s.baseOffset());
+                break;
+            }
+        }
+        long endOffset = map.latestOffset() + 1;
+        if (endOffset <= range.firstDirty()) {
+            // Nothing but empty batches in the dirty range: it is clean as it stands.
+            log.writeCleanerCheckpoint(range.firstUncleanable());
+            return Optional.empty();
+        }
+        List<LogSegment> toClean = new ArrayList<>();
+        List<Long> ends = new ArrayList<>();
+        for (int i = 0; i + 1 < segments.size(); i++) {
+            LogSegment s = segments.get(i);
+            if (s.baseOffset() >= endOffset || s.baseOffset() >= range.firstUncleanable()) {
+                break;
+            }
+            toClean.add(s);
+            ends.add(segments.get(i + 1).baseOffset());
+        }
+        TxnTracker txns = new TxnTracker(null);
+        long now = clock.getAsLong();
+        int cleanedSegments = 0;
+        for (List<Integer> group : Compaction.group(describe(toClean), config.segmentBytes(), endOffset)) {
+            List<LogSegment> sources = new ArrayList<>(group.size());
+            group.forEach(i -> sources.add(toClean.get(i)));
+            long groupEnd = ends.get(group.get(group.size() - 1));
+            cleanGroup(log, sources, groupEnd, view.producers(), txns, now, reaper, io);
+            cleanedSegments += sources.size();
+        }
+        log.writeCleanerCheckpoint(endOffset);
+        Stats stats = new Stats(io[0], io[1], io[2], io[3], cleanedSegments, range.firstDirty(), endOffset,
+                clock.getAsLong() - started);
+        LOG.infof("compacted partition=%s segments=%d read=%dB written=%dB records=%d kept=%d dirtyFrom=%d cleanTo=%d in %dms",
+                log.topicPartition(), cleanedSegments, stats.bytesRead(), stats.bytesWritten(), stats.recordsRead(),
+                stats.recordsKept(), range.firstDirty(), endOffset, stats.elapsedMs());
+        return Optional.of(stats);
+    }
+
+    private void ensureBuffers() {
+        if (map == null) {
+            map = new OffsetMap(settings.dedupeBufferBytes());
+        }
+        if (readBuffer == null || readBuffer.capacity() != settings.ioBufferBytes()) {
+            readBuffer = ByteBuffer.allocate(settings.ioBufferBytes());
+            writeBuffer = ByteBuffer.allocate(settings.ioBufferBytes());
+        }
+    }
+
+    /**
+     * Apache's {@code buildOffsetMapForSegment}: records of {@code s} from {@code start} on, except
+     * those of aborted transactions, go into the map.
+     *
+     * @return true when the map filled up inside this segment
+     */
+    private boolean mapSegment(PartitionLog log, LogSegment s, long start, TxnTracker txns, long[] io) throws IOException, InterruptedException {
+        int limit = s.size();
+        int position = s.positionOf(start, limit);
+        int maxEntries = (int) (map.slots() * LOAD_FACTOR);
+        while (position < limit) {
+            checkStop(log);
+            MemoryRecords records = readChunk(s, position, limit);
+            throttle(log, records.sizeInBytes());
+            int before = position;
+            for (MutableRecordBatch batch : records.batches()) {
+                if (batch.isControlBatch()) {
+                    txns.onControlBatchRead(batch);
+                } else if (!txns.onBatchRead(batch)) {
+                    try (CloseableIterator<Record> it = batch.streamingIterator(decompression)) {
+                        while (it.hasNext()) {
+                            Record r = it.next();
+                            if (r.hasKey() && r.offset() >= start) {
+                                if (map.size() >= maxEntries) {
+                                    return true;
+                                }
+                                map.put(r.key(), r.offset());
+                            }
+                        }
+                    }
+                }
+                if (batch.lastOffset() >= start) {
+                    map.updateLatestOffset(batch.lastOffset());
+                }
+            }
+            position += records.validBytes();
+            io[0] += records.validBytes();
+            if (position == before) {
+                growBuffers(log, s, position);
+            }
+        }
+        return false;
+    }
+
+    /** Cleans {@code sources} (all of {@code [first base, end)}) into one new segment and swaps it in. */
+    private void cleanGroup(PartitionLog log, List<LogSegment> sources, long end, Map<Long, PartitionLog.LastRecord> producers,
+                            TxnTracker txns, long now, ScheduledExecutorService reaper, long[] io) throws IOException, InterruptedException {
+        LogSegment first = sources.get(0);
+        LogSegment cleaned = LogSegment.createStaged(log.disk(), log.directory(), first.leaderEpoch(), first.baseOffset(),
+                log.config().indexIntervalBytes(), PartitionLog.CLEANED);
+        txns.cleanedIndex = cleaned.txnIndex();
+        boolean swapped = false;
+        try {
+            for (int i = 0; i < sources.size(); i++) {
+                LogSegment s = sources.get(i);
+                long upper = i + 1 < sources.size() ? sources.get(i + 1).baseOffset() : end;
+                txns.addAborted(log.abortedTxnEntries(s.baseOffset(), upper));
+                cleanInto(log, s, cleaned, producers, txns, now, io);
+            }
+            checkStop(log);
+            log.replaceSegments(cleaned, sources, end, reaper);
+            swapped = true;
+        } finally {
+            txns.cleanedIndex = null;
+            if (!swapped) {
+                discard(cleaned);
+            }
+        }
+    }
+
+    /** A cleaned segment that was not swapped in: deleted, unless its swap was committed (recovery finishes that one). */
+    private static void discard(LogSegment cleaned) {
+        try {
+            if (cleaned.file().getFileName().toString().endsWith(PartitionLog.CLEANED)) {
+                cleaned.deleteFiles();
+            } else {
+                cleaned.close();
+            }
+        } catch (IOException e) {
+            LOG.debugf("discarding a cleaned segment: %s", e.toString());
+        }
+    }
+
+    /** Apache's {@code cleanInto}: the records of {@code source} worth keeping, appended to {@code dest}. */
+    private void cleanInto(PartitionLog log, LogSegment source, LogSegment dest, Map<Long, PartitionLog.LastRecord> producers,
+                           TxnTracker txns, long now, long[] io) throws IOException, InterruptedException {
+        LogConfig config = log.config();
+        OffsetMap offsets = map;
+        RecordFilter filter = new RecordFilter(now, config.deleteRetentionMs()) {
+            private boolean discardBatchRecords;
+
+            @Override
+            protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
+                // Markers ride on the tombstone horizon, and go only once their transaction's data has.
+                boolean canDiscard = batch.isControlBatch() ? txns.onControlBatchRead(batch) : txns.onBatchRead(batch);
+                discardBatchRecords = batch.isControlBatch()
+                        ? canDiscard && batch.deleteHorizonMs().isPresent() && batch.deleteHorizonMs().getAsLong() <= currentTime
+                        : canDiscard;
+                BatchRetention retention;
+                if (batch.hasProducerId() && isLastOfProducer(batch, producers)) {
+                    // The producer's last sequence (or epoch): without it a reopen would not know the producer.
+                    retention = BatchRetention.RETAIN_EMPTY;
+                } else if (discardBatchRecords) {
+                    retention = BatchRetention.DELETE;
+                } else {
+                    retention = BatchRetention.DELETE_EMPTY;
+                }
+                return new BatchRetentionResult(retention, canDiscard && batch.isControlBatch());
+            }
+
+            @Override
+            protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
+                if (discardBatchRecords) {
+                    return false;
+                }
+                if (batch.isControlBatch()) {
+                    return true;
+                }
+                if (record.offset() > offsets.latestOffset()) {
+                    return true;
+                }
+                if (!record.hasKey()) {
+                    return false;
+                }
+                boolean latest = record.offset() >= offsets.get(record.key());
+                boolean keepDelete = batch.deleteHorizonMs().isEmpty() || currentTime < batch.deleteHorizonMs().getAsLong();
+                return latest && (record.hasValue() || keepDelete);
+            }
+        };
+        int limit = source.size();
+        int position = 0;
+        while (position < limit) {
+            checkStop(log);
+            MemoryRecords records = readChunk(source, position, limit);
+            throttle(log, records.sizeInBytes());
+            writeBuffer.clear();
+            MemoryRecords.FilterResult result = records.filterTo(log.topicPartition(), filter, writeBuffer,
+                    config.maxMessageBytes(), decompression);
+            io[0] += result.bytesRead();
+            io[2] += result.messagesRead();
+            io[3] += result.messagesRetained();
+            position += result.bytesRead();
+            ByteBuffer out = result.outputBuffer();
+            if (out.position() > 0) {
+                out.flip();
+                dest.append(out, now);
+                io[1] += out.limit();
+                throttle(log, out.limit());
+            }
+            if (records.sizeInBytes() > 0 && result.bytesRead() == 0) {
+                growBuffers(log, source, position);
+            }
+        }
+        restoreBuffers();
+    }
+
+    private static boolean isLastOfProducer(RecordBatch batch, Map<Long, PartitionLog.LastRecord> producers) {
+        PartitionLog.LastRecord last = producers.get(batch.producerId());
+        if (last == null) {
+            return false;
+        }
+        if (last.lastDataOffset() >= 0) {
+            return batch.lastOffset() == last.lastDataOffset();
+        }
+        return batch.isControlBatch() && batch.producerEpoch() == last.epoch();
+    }
+
+    /** The whole batches of {@code s} from {@code position}, at most one read buffer's worth. */
+    private MemoryRecords readChunk(LogSegment s, int position, int limit) throws IOException {
+        readBuffer.clear();
+        readBuffer.limit(Math.min(readBuffer.capacity(), limit - position));
+        long p = position;
+        while (readBuffer.hasRemaining()) {
+            int n = s.channel().read(readBuffer, p);
+            if (n < 0) {
+                break;
+            }
+            p += n;
+        }
+        readBuffer.flip();
+        return MemoryRecords.readableRecords(readBuffer);
+    }
+
+    /** A batch larger than the buffer: double it, up to the largest batch a log may hold. */
+    private void growBuffers(PartitionLog log, LogSegment s, int position) {
+        int max = Math.max(log.config().maxMessageBytes(), settings.ioBufferBytes());
+        max = Math.min(Math.max(max, BatchHeader.SIZE), LogSegment.MAX_BATCH_BYTES);
+        if (readBuffer.capacity() >= max) {
+            throw new IllegalStateException("segment " + s.baseOffset() + " of " + log.topicPartition()
+                    + " holds a batch at position " + position + " larger than " + max + " bytes");
+        }
+        int size = (int) Math.min((long) readBuffer.capacity() * 2, max);
+        readBuffer = ByteBuffer.allocate(size);
+        writeBuffer = ByteBuffer.allocate(size);
+    }
+
+    private void restoreBuffers() {
+        if (readBuffer.capacity() > settings.ioBufferBytes()) {
+            readBuffer = ByteBuffer.allocate(settings.ioBufferBytes());
+            writeBuffer = ByteBuffer.allocate(settings.ioBufferBytes());
+        }
+    }
+
+    private static void checkStop(PartitionLog log) {
+        if (log.cleaningStopped()) {
+            throw new Aborted("partition " + log.topicPartition() + " closed, deposed or failed");
+        }
+    }
+
+    /**
+     * Apache's {@code Throttler}: keeps the pass's read and write rate under the limit by
+     * sleeping, in short steps so a closing log stops the pass quickly.
+     */
+    private void throttle(PartitionLog log, long bytes) throws InterruptedException {
+        double rate = settings.ioMaxBytesPerSecond();
+        if (rate <= 0 || Double.isInfinite(rate) || rate >= Double.MAX_VALUE / 2) {
+            return;
+        }
+        long now = clock.getAsLong();
+        if (throttleWindowStart == 0 || now - throttleWindowStart > 1000) {
+            throttleWindowStart = now;
+            throttleWindowBytes = 0;
+        }
+        throttleWindowBytes += bytes;
+        long due = throttleWindowStart + (long) (throttleWindowBytes * 1000.0 / rate);
+        while (now < due) {
+            checkStop(log);
+            sleeper.sleep(Math.min(100, due - now));
+            now = clock.getAsLong();
+        }
+    }
+
+    /**
+     * Apache's {@code CleanedTransactionMetadata}: which transactional batches belong to aborted
+     * transactions (they are dropped), and which markers may go (a COMMIT whose transaction has no
+     * data left in the segments read; an ABORT whose data was all dropped). An ABORT kept while its
+     * data remains goes back into the cleaned segment's transaction index.
+     */
+    static final class TxnTracker {
+        private final java.util.Set<Long> ongoingCommitted = new java.util.HashSet<>();
+        private final Map<Long, OngoingAbort> ongoingAborted = new HashMap<>();
+        private final PriorityQueue<TxnIndex.AbortedTxn> aborted =
+                new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
+        TxnIndex cleanedIndex;
+
+        private static final class OngoingAbort {
+            final TxnIndex.AbortedTxn txn;
+            boolean sawBatch;
+
+            OngoingAbort(TxnIndex.AbortedTxn txn) {
+                this.txn = txn;
+            }
+        }
+
+        TxnTracker(TxnIndex cleanedIndex) {
+            this.cleanedIndex = cleanedIndex;
+        }
+
+        void addAborted(List<TxnIndex.AbortedTxn> txns) {
+            aborted.addAll(txns);
+        }
+
+        /** @return true when the control batch may be discarded */
+        boolean onControlBatchRead(RecordBatch control) {
+            consumeAbortedUpTo(control.lastOffset());
+            Iterator<Record> it = control.iterator();
+            if (!it.hasNext()) {
+                // Emptied by an earlier pass.
+                return true;
+            }
+            ControlRecordType type = ControlRecordType.parse(it.next().key());
+            long pid = control.producerId();
+            if (type == ControlRecordType.ABORT) {
+                OngoingAbort a = ongoingAborted.remove(pid);
+                if (a != null && a.sawBatch) {
+                    if (cleanedIndex != null) {
+                        cleanedIndex.add(a.txn);
+                    }
+                    return false;
+                }
+                return true;
+            }
+            if (type == ControlRecordType.COMMIT) {
+                return !ongoingCommitted.remove(pid);
+            }
+            return false;
+        }
+
+        /** @return true when the batch belongs to an aborted transaction */
+        boolean onBatchRead(RecordBatch batch) {
+            consumeAbortedUpTo(batch.lastOffset());
+            if (!batch.isTransactional()) {
+                return false;
+            }
+            OngoingAbort a = ongoingAborted.get(batch.producerId());
+            if (a != null) {
+                a.sawBatch = true;
+                return true;
+            }
+            ongoingCommitted.add(batch.producerId());
+            return false;
+        }
+
+        private void consumeAbortedUpTo(long offset) {
+            while (!aborted.isEmpty() && aborted.peek().firstOffset() <= offset) {
+                TxnIndex.AbortedTxn t = aborted.poll();
+                ongoingAborted.putIfAbsent(t.producerId(), new OngoingAbort(t));
+            }
+        }
+    }
+}

@@ -1,0 +1,350 @@
+package dev.kaas.broker.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.common.fs.Disk;
+import dev.kaas.common.fs.PowerLossDisk;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.record.MutableRecordBatch;
+import org.apache.kafka.common.record.Record;
+import org.apache.kafka.common.record.SimpleRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Compaction on real segment files: what a pass keeps (the latest value per key at its own
+ * offset, tombstones until their horizon, committed transactions, the producers' last batches),
+ * what it drops (older values, aborted transactions, markers once their data is gone), and that a
+ * power loss at any step of a pass leaves a log recovery opens whole.
+ */
+class LogCleanerTest {
+    static final TopicPartition TP = new TopicPartition("table", 0);
+    static final String TOPIC_ID = "DDDDDDDDDDDDDDDDDDDDDD";
+    static final long NOW = 1_700_000_000_000L;
+    static final long DELETE_RETENTION = 60_000L;
+
+    @TempDir
+    Path tmp;
+
+    final AtomicLong clock = new AtomicLong(NOW);
+    final ExecutorService flusher = Executors.newFixedThreadPool(2);
+    /** Replaced segments wait an hour before deletion, so no reaper task runs in a test. */
+    final ScheduledThreadPoolExecutor reaper = new ScheduledThreadPoolExecutor(1);
+    final List<PartitionLog> opened = new ArrayList<>();
+    final LogCleaner cleaner = new LogCleaner(new LogCleaner.Settings(1 << 20, 16 * 1024, Double.MAX_VALUE), clock::get, ms -> { });
+
+    static Map<String, String> configs() {
+        return Map.of("cleanup.policy", "compact", "segment.bytes", "1024", "min.cleanable.dirty.ratio", "0.01",
+                "delete.retention.ms", Long.toString(DELETE_RETENTION), "file.delete.delay.ms", "3600000");
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        reaper.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        reaper.shutdown();
+        reaper.awaitTermination(10, TimeUnit.SECONDS);
+        opened.forEach(PartitionLog::abandon);
+        flusher.shutdownNow();
+    }
+
+    PartitionLog open(Path dir, int epoch, Disk disk) throws IOException {
+        PartitionLog log = PartitionLog.open(dir, TP, TOPIC_ID, epoch, 1, LogConfig.from(configs()), clock::get, flusher, disk);
+        opened.add(log);
+        return log;
+    }
+
+    static SimpleRecord kv(String key, String value) {
+        return new SimpleRecord(NOW, key.getBytes(StandardCharsets.UTF_8), value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static void append(PartitionLog log, MemoryRecords records) throws Exception {
+        var r = log.append(records);
+        log.awaitDurable(r.lastOffset() + 1).get(10, TimeUnit.SECONDS);
+    }
+
+    static void appendKeyed(PartitionLog log, CompressionType compression, SimpleRecord... records) throws Exception {
+        append(log, MemoryRecords.withRecords(compression, records));
+    }
+
+    /** One data record as stored: offset, key, value (null for a tombstone), and its producer. */
+    record Rec(long offset, String key, String value, long producerId) {
+    }
+
+    /** Every data record in the log, every batch checked for a valid CRC and increasing offsets. */
+    static List<Rec> contents(PartitionLog log) throws IOException {
+        List<Rec> out = new ArrayList<>();
+        long last = -1;
+        for (LogSegment s : log.segments()) {
+            ByteBuffer b = ByteBuffer.allocate(s.size());
+            s.readFully(b, 0);
+            b.flip();
+            for (MutableRecordBatch batch : MemoryRecords.readableRecords(b).batches()) {
+                batch.ensureValid();
+                assertThat(batch.baseOffset()).isGreaterThan(last);
+                last = batch.lastOffset();
+                if (batch.isControlBatch()) {
+                    continue;
+                }
+                for (Record r : batch) {
+                    out.add(new Rec(r.offset(), utf8(r.key()), r.hasValue() ? utf8(r.value()) : null, batch.producerId()));
+                }
+            }
+        }
+        return out;
+    }
+
+    static String utf8(ByteBuffer b) {
+        return b == null ? null : StandardCharsets.UTF_8.decode(b.duplicate()).toString();
+    }
+
+    /** Every batch in the log, as (base offset, record count, producer id, control). */
+    static List<long[]> batches(PartitionLog log) throws IOException {
+        List<long[]> out = new ArrayList<>();
+        for (LogSegment s : log.segments()) {
+            ByteBuffer b = ByteBuffer.allocate(s.size());
+            s.readFully(b, 0);
+            b.flip();
+            for (MutableRecordBatch batch : MemoryRecords.readableRecords(b).batches()) {
+                out.add(new long[] {batch.baseOffset(), batch.countOrNull(), batch.producerId(), batch.isControlBatch() ? 1 : 0,
+                        batch.deleteHorizonMs().orElse(-1)});
+            }
+        }
+        return out;
+    }
+
+    Optional<LogCleaner.Stats> clean(PartitionLog log) throws Exception {
+        return cleaner.clean(log, Runnable::run, reaper);
+    }
+
+    /** 40 batches of 5 updates over keys k0..k9, in both compressions, with the log's active segment the last one. */
+    static Map<Long, Rec> writeUpdates(PartitionLog log, int batches) throws Exception {
+        Map<Long, Rec> written = new LinkedHashMap<>();
+        long offset = log.logEndOffset();
+        for (int b = 0; b < batches; b++) {
+            SimpleRecord[] records = new SimpleRecord[5];
+            for (int i = 0; i < 5; i++) {
+                String key = "k" + ((b * 5 + i) % 10);
+                String value = "v" + b + "." + i + "-padding-padding";
+                records[i] = kv(key, value);
+                written.put(offset, new Rec(offset, key, value, -1));
+                offset++;
+            }
+            appendKeyed(log, b % 2 == 0 ? CompressionType.NONE : CompressionType.GZIP, records);
+        }
+        return written;
+    }
+
+    /** For each key, its last record below {@code below}. */
+    static Map<String, Rec> latestBelow(Map<Long, Rec> written, long below) {
+        Map<String, Rec> latest = new HashMap<>();
+        written.values().stream().filter(r -> r.offset() < below).forEach(r -> latest.put(r.key(), r));
+        return latest;
+    }
+
+    @Test
+    void keepsTheLatestValueOfEachKeyAtItsOwnOffset() throws Exception {
+        PartitionLog log = open(tmp.resolve("p"), 0, Disk.SYSTEM);
+        Map<Long, Rec> written = writeUpdates(log, 40);
+        long activeBase = log.segments().get(log.segments().size() - 1).baseOffset();
+        long sizeBefore = log.sizeInBytes();
+        assertThat(log.segmentCount()).isGreaterThan(5);
+
+        assertThat(clean(log)).isPresent();
+
+        List<Rec> after = contents(log);
+        Map<String, Rec> latest = latestBelow(written, activeBase);
+        List<Rec> cleanPart = after.stream().filter(r -> r.offset() < activeBase).toList();
+        assertThat(cleanPart).containsExactlyInAnyOrderElementsOf(latest.values());
+        assertThat(after.stream().filter(r -> r.offset() >= activeBase).toList())
+                .containsExactlyElementsOf(written.values().stream().filter(r -> r.offset() >= activeBase).toList());
+        assertThat(log.sizeInBytes()).isLessThan(sizeBefore);
+        assertThat(log.logStartOffset()).isZero();
+        assertThat(log.logEndOffset()).isEqualTo(200);
+
+        // A reader from any offset, the gaps included, gets whole batches onwards.
+        MemoryRecords fromGap = log.read(1, 1 << 20, true, log.highWatermark());
+        assertThat(fromGap.batches().iterator().next().lastOffset()).isGreaterThanOrEqualTo(1);
+
+        // A reopen (a takeover) finds the same log.
+        log.close();
+        PartitionLog reopened = open(tmp.resolve("p"), 1, Disk.SYSTEM);
+        assertThat(contents(reopened)).isEqualTo(after);
+        assertThat(reopened.logEndOffset()).isEqualTo(200);
+    }
+
+    @Test
+    void aSecondPassWithNothingNewLeavesTheLogAsItIs() throws Exception {
+        PartitionLog log = open(tmp.resolve("p"), 0, Disk.SYSTEM);
+        writeUpdates(log, 40);
+        clean(log);
+        List<Rec> once = contents(log);
+
+        assertThat(clean(log)).isEmpty();
+        assertThat(contents(log)).isEqualTo(once);
+    }
+
+    @Test
+    void tombstonesStayUntilTheirDeleteHorizonThenGo() throws Exception {
+        PartitionLog log = open(tmp.resolve("p"), 0, Disk.SYSTEM);
+        appendKeyed(log, CompressionType.NONE, kv("gone", "old value"), kv("kept", "value"));
+        appendKeyed(log, CompressionType.NONE, kv("gone", null));
+        writeUpdates(log, 20);
+
+        clean(log);
+        List<Rec> first = contents(log);
+        assertThat(first).noneMatch(r -> r.key().equals("gone") && r.value() != null);
+        assertThat(first).anyMatch(r -> r.key().equals("gone") && r.value() == null);
+        // The pass that first kept the tombstone set its batch's horizon.
+        assertThat(batches(log)).anyMatch(b -> b[4] == NOW + DELETE_RETENTION);
+
+        clock.addAndGet(DELETE_RETENTION - 1);
+        writeUpdates(log, 20);
+        clean(log);
+        assertThat(contents(log)).anyMatch(r -> r.key().equals("gone") && r.value() == null);
+
+        clock.addAndGet(2);
+        writeUpdates(log, 20);
+        clean(log);
+        assertThat(contents(log)).noneMatch(r -> r.key().equals("gone"));
+        assertThat(contents(log)).anyMatch(r -> r.key().equals("kept") && r.value().equals("value"));
+    }
+
+    static MemoryRecords txn(long pid, short epoch, int seq, SimpleRecord... records) {
+        return MemoryRecords.withTransactionalRecords(CompressionType.NONE, pid, epoch, seq, records);
+    }
+
+    static MemoryRecords idempotent(long pid, short epoch, int seq, SimpleRecord... records) {
+        return MemoryRecords.withIdempotentRecords(CompressionType.NONE, pid, epoch, seq, records);
+    }
+
+    long marker(PartitionLog log, long pid, boolean commit) throws Exception {
+        long offset = log.appendMarker(pid, (short) 0, 0, commit);
+        log.awaitDurable(offset + 1).get(10, TimeUnit.SECONDS);
+        return offset;
+    }
+
+    @Test
+    void abortedTransactionsGoAndTheirMarkersFollowOnceTheirDataHas() throws Exception {
+        PartitionLog log = open(tmp.resolve("p"), 0, Disk.SYSTEM);
+        append(log, txn(7, (short) 0, 0, kv("committed", "c1")));
+        long commit = marker(log, 7, true);
+        append(log, txn(8, (short) 0, 0, kv("aborted", "a1"), kv("committed", "a2")));
+        long abort = marker(log, 8, false);
+        // Both producers write again later, so their transactional batches are not their last.
+        writeUpdates(log, 20);
+        append(log, idempotent(7, (short) 0, 1, kv("p7", "later")));
+        append(log, idempotent(8, (short) 0, 2, kv("p8", "later")));
+        writeUpdates(log, 20);
+
+        clean(log);
+        List<Rec> first = contents(log);
+        assertThat(first).noneMatch(r -> r.producerId() == 8 && r.offset() < abort);
+        assertThat(first).contains(new Rec(0, "committed", "c1", 7));
+        // The abort marker stays while the pass still met its data; the commit marker while its data stays.
+        assertThat(batches(log)).anyMatch(b -> b[0] == abort && b[3] == 1);
+        assertThat(batches(log)).anyMatch(b -> b[0] == commit && b[3] == 1);
+        assertThat(log.abortedTransactions(0, log.logEndOffset())).extracting(PartitionLog.AbortedTransaction::producerId)
+                .containsExactly(8L);
+
+        // Next pass: no data left for the abort, so its marker gets a horizon; after it, it goes.
+        writeUpdates(log, 20);
+        clean(log);
+        assertThat(batches(log)).anyMatch(b -> b[0] == abort && b[3] == 1 && b[4] == NOW + DELETE_RETENTION);
+        clock.addAndGet(DELETE_RETENTION + 1);
+        writeUpdates(log, 20);
+        clean(log);
+        assertThat(batches(log)).noneMatch(b -> b[0] == abort);
+        assertThat(batches(log)).anyMatch(b -> b[0] == commit && b[3] == 1);
+        assertThat(contents(log)).contains(new Rec(0, "committed", "c1", 7));
+    }
+
+    @Test
+    void aProducersLastBatchStaysEvenWhenEmptied() throws Exception {
+        PartitionLog log = open(tmp.resolve("p"), 0, Disk.SYSTEM);
+        append(log, idempotent(9, (short) 3, 0, kv("k1", "from nine")));
+        long lastOfNine = log.logEndOffset() - 1;
+        writeUpdates(log, 40);
+
+        clean(log);
+
+        // k1's value from producer 9 is superseded, but the batch stays, empty, with the producer's sequence.
+        assertThat(contents(log)).noneMatch(r -> r.producerId() == 9);
+        assertThat(batches(log)).anyMatch(b -> b[0] == lastOfNine && b[1] == 0 && b[2] == 9);
+        log.close();
+        // Without the snapshot, recovery rebuilds the producers from the batches themselves.
+        Files.delete(tmp.resolve("p").resolve(PartitionLog.PRODUCER_STATE));
+        PartitionLog reopened = open(tmp.resolve("p"), 1, Disk.SYSTEM);
+        // The reopened log still knows producer 9: its retry of sequence 0 is a duplicate, not a new write.
+        var dup = reopened.append(idempotent(9, (short) 3, 0, kv("k1", "from nine")));
+        assertThat(dup.baseOffset()).isEqualTo(lastOfNine);
+    }
+
+    @Test
+    void aPowerLossAtAnyStepOfAPassLeavesALogBetweenBeforeAndAfter() throws Exception {
+        // The log written under epoch 0 and taken over (epoch 1), so all of it is below the active
+        // segment; cleaned once without a cut: what a finished pass gives.
+        PartitionLog reference = writeCutLog(tmp.resolve("reference"), Disk.SYSTEM);
+        List<Rec> before = contents(reference);
+        clean(reference);
+        List<Rec> after = contents(reference);
+        assertThat(after.size()).isLessThan(before.size() / 3);
+
+        int cuts = 0;
+        for (int step = 0; ; step++) {
+            Path dir = tmp.resolve("cut-" + step);
+            PowerLossDisk disk = new PowerLossDisk();
+            PartitionLog log = writeCutLog(dir, disk);
+            boolean finished = disk.cutAfter(step, () -> clean(log));
+            log.abandon();
+
+            PartitionLog recovered = open(dir, 2, disk);
+            List<Rec> found = contents(recovered);
+            assertThat(before).as("cut after %d steps: nothing that was not written", step).containsAll(found);
+            assertThat(found).as("cut after %d steps: every record a finished pass keeps", step).containsAll(after);
+            assertThat(recovered.logEndOffset()).isEqualTo(reference.logEndOffset());
+            try (Stream<Path> files = Files.list(dir)) {
+                assertThat(files.map(p -> p.getFileName().toString()))
+                        .noneMatch(n -> n.endsWith(".cleaned") || n.endsWith(".swap"));
+            }
+            // And the next pass completes the job.
+            clean(recovered);
+            assertThat(contents(recovered)).as("cut after %d steps, then a whole pass", step).isEqualTo(after);
+            if (finished) {
+                break;
+            }
+            cuts++;
+        }
+        assertThat(cuts).as("a pass has many steps to cut").isGreaterThan(10);
+    }
+
+    private PartitionLog writeCutLog(Path dir, Disk disk) throws Exception {
+        PartitionLog log = open(dir, 0, disk);
+        appendKeyed(log, CompressionType.NONE, kv("gone", "old"), kv("kept", "value"));
+        append(log, txn(8, (short) 0, 0, kv("aborted", "a1")));
+        marker(log, 8, false);
+        writeUpdates(log, 30);
+        append(log, idempotent(8, (short) 0, 1, kv("p8", "later")));
+        log.close();
+        return open(dir, 1, disk);
+    }
+}
