@@ -35,7 +35,7 @@ public final class KaasCluster implements AutoCloseable {
     private int controllerHttp = freePort();
     private int controllerGrpc = freePort();
     private boolean brokerWasReady;
-    private final Map<String, String> brokerProps;
+    private Map<String, String> brokerProps;
     private Process controller;
     private Process broker;
     private int brokerStarts;
@@ -156,6 +156,13 @@ public final class KaasCluster implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Sets a broker property for the broker's next start (a restart with another setting). */
+    public void brokerProperty(String key, String value) {
+        Map<String, String> props = new java.util.HashMap<>(brokerProps);
+        props.put(key, value);
+        brokerProps = props;
     }
 
     public void startBroker() throws Exception {

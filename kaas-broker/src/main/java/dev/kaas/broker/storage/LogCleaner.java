@@ -167,6 +167,8 @@ public final class LogCleaner {
         if (!range.worthCleaning(config.minCleanableRatio())) {
             return Optional.empty();
         }
+        LOG.infof("compacting partition=%s dirty=[%d, %d) dirtyRatio=%.3f", log.topicPartition(), range.firstDirty(),
+                range.firstUncleanable(), range.cleanableRatio());
         ensureBuffers();
         long[] io = new long[4];
         List<LogSegment> segments = view.segments();
