@@ -111,6 +111,8 @@ public final class SideBySide {
             System.exit(ClusterBench.main0(args));
         } else if (given.contains("--transactions")) {
             System.exit(TransactionBench.main0(args));
+        } else if (given.contains("--compaction")) {
+            System.exit(CompactionBench.main0(args));
         }
         Path root = Path.of(".").toAbsolutePath().normalize();
         int records = 1_000_000;
@@ -350,12 +352,21 @@ public final class SideBySide {
     // ------------------------------------------------------------------ servers
 
     Server startServer(String system, int rep) throws Exception {
+        return startServer(system, rep, List.of(), List.of());
+    }
+
+    /** As {@link #startServer(String, int)}, with broker settings: {@code -D} options for kaas, server.properties lines for Apache. */
+    Server startServer(String system, int rep, List<String> kaasProps, List<String> apacheProps) throws Exception {
         Path dir = opts.work().resolve(system + "-" + rep);
         Files.createDirectories(dir);
-        return system.equals("kaas") ? startKaas(dir) : startApache(dir, system.equals("apache-fsync"));
+        return system.equals("kaas") ? startKaas(dir, kaasProps) : startApache(dir, system.equals("apache-fsync"), apacheProps);
     }
 
     Server startKaas(Path dir) throws Exception {
+        return startKaas(dir, List.of());
+    }
+
+    Server startKaas(Path dir, List<String> extraProps) throws Exception {
         int port = freePort();
         int grpc = freePort();
         long t0 = System.nanoTime();
@@ -366,7 +377,7 @@ public final class SideBySide {
                 List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
         Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
-                concat(brokerJvmOptions(), List.of("-Dkaas.data-dir=" + dir.resolve("data"),
+                concat(concat(brokerJvmOptions(), extraProps.stream().map(p -> "-D" + p).toList()), List.of("-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.clients.controller.port=" + grpc,
                 "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port)));
         long ms = firstProduce(port, t0, List.of(controller, broker));
@@ -374,11 +385,15 @@ public final class SideBySide {
     }
 
     Server startApache(Path dir, boolean fsync) throws Exception {
+        return startApache(dir, fsync, List.of());
+    }
+
+    Server startApache(Path dir, boolean fsync, List<String> extraProps) throws Exception {
         int port = freePort();
         int cport = freePort();
         Path props = dir.resolve("server.properties");
         Files.writeString(props, LocalApacheCluster.serverProperties(1, "1@127.0.0.1:" + cport, port, cport, dir.resolve("data"), 1,
-                fsync ? List.of("log.flush.interval.messages=1") : List.of()));
+                concat(fsync ? List.of("log.flush.interval.messages=1") : List.of(), extraProps)));
         Path logs = dir.resolve("logs");
         Files.createDirectories(logs);
         List<String> formatArgs = List.of("format", "-t", Uuid.randomUuid().toString(), "-c", props.toString());
