@@ -26,17 +26,20 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
 
 /**
- * DescribeConfigs for topics (read-only; altering configs is a later issue): every Apache topic
- * key with its effective value and source, overrides as TOPIC_CONFIG, the rest as
- * DEFAULT_CONFIG. {@code kafka-topics.sh --describe} needs it. Other resource types answer
- * INVALID_REQUEST until broker configs are served (src/docs/compatibility.md).
+ * DescribeConfigs: for a topic, every Apache topic key with its effective value and source
+ * (overrides as DYNAMIC_TOPIC_CONFIG, the rest DEFAULT_CONFIG), as {@code kafka-topics.sh
+ * --describe} and {@code kafka-configs.sh --describe} read them; for BROKER_LOGGER, this broker's
+ * loggers and their levels ({@link BrokerLoggers}). BROKER answers INVALID_REQUEST until broker
+ * configs are served (src/docs/compatibility.md).
  */
 @ApplicationScoped
 public class DescribeConfigsHandler implements ApiHandler {
     private final ClusterView view;
+    private final int brokerId;
 
-    public DescribeConfigsHandler(ClusterView view) {
+    public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config) {
         this.view = view;
+        this.brokerId = config.broker().id();
     }
 
     @Override
@@ -50,6 +53,10 @@ public class DescribeConfigsHandler implements ApiHandler {
         DescribeConfigsResponseData resp = new DescribeConfigsResponseData().setThrottleTimeMs(0);
         for (var r : data.resources()) {
             DescribeConfigsResult out = new DescribeConfigsResult().setResourceType(r.resourceType()).setResourceName(r.resourceName());
+            if (r.resourceType() == ConfigResource.Type.BROKER_LOGGER.id()) {
+                resp.results().add(describeLoggers(r, out));
+                continue;
+            }
             if (r.resourceType() != ConfigResource.Type.TOPIC.id()) {
                 resp.results().add(out.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("kaas describes topic configs only in this release"));
@@ -63,7 +70,8 @@ public class DescribeConfigsHandler implements ApiHandler {
             }
             Map<String, String> overrides = t.topic().configs();
             Map<String, Object> effective = TopicConfigs.effective(overrides);
-            List<String> keys = r.configurationKeys() == null ? TopicConfigs.names().stream().sorted().toList() : r.configurationKeys();
+            List<String> keys = r.configurationKeys() == null || r.configurationKeys().isEmpty()
+                    ? TopicConfigs.names().stream().sorted().toList() : r.configurationKeys();
             for (String key : keys) {
                 ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
                 if (def == null) {
@@ -91,6 +99,35 @@ public class DescribeConfigsHandler implements ApiHandler {
             resp.results().add(out.setErrorCode(Errors.NONE.code()));
         }
         return CompletableFuture.completedFuture(resp);
+    }
+
+    /** Apache's {@code ConfigHelper} for BROKER_LOGGER: this broker's id, every logger with its level, no synonyms. */
+    private DescribeConfigsResult describeLoggers(DescribeConfigsRequestData.DescribeConfigsResource r, DescribeConfigsResult out) {
+        String name = r.resourceName();
+        if (name == null || name.isEmpty()) {
+            return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must not be empty");
+        }
+        int id;
+        try {
+            id = Integer.parseInt(name);
+        } catch (NumberFormatException e) {
+            return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must be an integer, but it is: " + name);
+        }
+        if (id != brokerId) {
+            return out.setErrorCode(Errors.INVALID_REQUEST.code())
+                    .setErrorMessage("Unexpected broker id, expected " + brokerId + " but received " + name);
+        }
+        Map<String, String> loggers = BrokerLoggers.loggers();
+        List<String> keys = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? List.copyOf(loggers.keySet())
+                : r.configurationKeys();
+        for (String key : keys) {
+            String level = loggers.get(key);
+            if (level != null) {
+                out.configs().add(new DescribeConfigsResourceResult().setName(key).setValue(level)
+                        .setConfigSource(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG.id()).setIsSensitive(false).setReadOnly(false));
+            }
+        }
+        return out.setErrorCode(Errors.NONE.code());
     }
 
     private static ConfigType type(ConfigDef.Type t) {

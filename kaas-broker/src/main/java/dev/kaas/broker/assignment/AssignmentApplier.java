@@ -200,6 +200,8 @@ public class AssignmentApplier implements AssignmentReceiver {
             boolean same = w != null && w.topic().topic().topicId().equals(log.topicId()) && w.partition().leaderEpoch() == log.leaderEpoch()
                     && !log.isFenced() && !log.isFailed();
             if (same) {
+                // A config change (AlterConfigs, a KafkaTopic edit) applies to the open log.
+                log.updateConfig(w.topic().topic().configs());
                 continue;
             }
             partitions.remove(tp);

@@ -1,5 +1,7 @@
 package dev.kaas.broker.cluster;
 
+import dev.kaas.proto.AlterTopicConfigsCall;
+import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.AllocateProducerIdsCall;
 import dev.kaas.proto.ControllerAdminGrpc;
 import dev.kaas.proto.CreatePartitionsCall;
@@ -38,6 +40,10 @@ public class ControllerAdmin {
 
     public CompletableFuture<CreatePartitionsReply> createPartitions(CreatePartitionsCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).createPartitions(c, o));
+    }
+
+    public CompletableFuture<AlterTopicConfigsReply> alterTopicConfigs(AlterTopicConfigsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterTopicConfigs(c, o));
     }
 
     public CompletableFuture<DeleteTopicsReply> deleteTopics(DeleteTopicsCall call) {

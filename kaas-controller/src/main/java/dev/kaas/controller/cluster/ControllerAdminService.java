@@ -2,6 +2,8 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
 import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.AlterTopicConfigsCall;
+import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
@@ -33,8 +35,13 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     }
 
     @Override
-        public void createPartitions(CreatePartitionsCall call, StreamObserver<CreatePartitionsReply> out) {
+    public void createPartitions(CreatePartitionsCall call, StreamObserver<CreatePartitionsReply> out) {
         reply(runtime.submit(core -> core.createPartitions(call)), out);
+    }
+
+    @Override
+    public void alterTopicConfigs(AlterTopicConfigsCall call, StreamObserver<AlterTopicConfigsReply> out) {
+        reply(runtime.submit(core -> core.alterTopicConfigs(call)), out);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.kaas.controller.cluster;
 
+import org.apache.kafka.common.internals.Topic;
+import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.LeaseRecord;
@@ -8,6 +10,8 @@ import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicSpec;
+import dev.kaas.proto.AlterTopicConfigsCall;
+import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
@@ -17,6 +21,7 @@ import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.PartitionsToAdd;
 import dev.kaas.proto.TopicConfig;
 import dev.kaas.proto.TopicRef;
+import dev.kaas.proto.TopicConfigChange;
 import dev.kaas.proto.TopicResult;
 import dev.kaas.proto.TopicToCreate;
 import java.io.IOException;
@@ -443,6 +448,65 @@ public final class ControllerCore {
             r.setErrorCode(Errors.NONE.code()).setNumPartitions(t.getCount());
             if (!call.getValidateOnly()) {
                 next.set(at, new TopicSpec(spec.name(), spec.topicId(), t.getCount(), spec.configs()));
+                changed = true;
+            }
+            reply.addResults(r);
+        }
+        if (changed) {
+            storeCatalog(next);
+        }
+        return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * IncrementalAlterConfigs and AlterConfigs for topics, as Apache 3.7's
+     * {@code ConfigurationControlManager}: each topic's operations are applied to its current
+     * overrides (SET, DELETE, and APPEND/SUBTRACT for list-typed keys only; the legacy form replaces
+     * every override), the result is validated as a whole (INVALID_CONFIG with the validator's
+     * message), then the topic must exist (UNKNOWN_TOPIC_OR_PARTITION). With {@code validate_only},
+     * nothing changes. Brokers apply the new overrides from the next assignment, without a restart.
+     */
+    public AlterTopicConfigsReply alterTopicConfigs(AlterTopicConfigsCall call) throws IOException {
+        requireWritable();
+        AlterTopicConfigsReply.Builder reply = AlterTopicConfigsReply.newBuilder();
+        List<TopicSpec> next = new ArrayList<>(catalog);
+        boolean changed = false;
+        for (TopicConfigChange t : call.getTopicsList()) {
+            TopicResult.Builder r = TopicResult.newBuilder().setName(t.getName());
+            int at = -1;
+            for (int i = 0; i < next.size(); i++) {
+                if (next.get(i).name().equals(t.getName())) {
+                    at = i;
+                }
+            }
+            TopicRules.Problem problem = null;
+            Map<String, String> configs = null;
+            try {
+                Topic.validate(t.getName());
+                configs = TopicRules.applyConfigOps(at < 0 ? Map.of() : next.get(at).configs(), t.getReplace(), t.getOpsList());
+            } catch (org.apache.kafka.common.errors.InvalidTopicException e) {
+                problem = new TopicRules.Problem(Errors.INVALID_TOPIC_EXCEPTION, "InvalidTopicName", e.getMessage());
+            } catch (TopicRules.ConfigOpException e) {
+                problem = new TopicRules.Problem(Errors.INVALID_CONFIG, "InvalidConfig", e.getMessage());
+            }
+            if (problem == null) {
+                String invalid = TopicConfigs.validate(configs);
+                if (invalid != null) {
+                    problem = new TopicRules.Problem(Errors.INVALID_CONFIG, "InvalidConfig", invalid);
+                } else if (at < 0) {
+                    problem = new TopicRules.Problem(Errors.UNKNOWN_TOPIC_OR_PARTITION, "UnknownTopic",
+                            "The topic '" + t.getName() + "' does not exist.");
+                }
+            }
+            if (problem != null) {
+                reply.addResults(r.setErrorCode(problem.error().code()).setErrorMessage(problem.message()));
+                continue;
+            }
+            TopicSpec spec = next.get(at);
+            r.setTopicId(spec.topicId()).setErrorCode(Errors.NONE.code());
+            configs.forEach((k, v) -> r.addConfigs(TopicConfig.newBuilder().setName(k).setValue(v)));
+            if (!call.getValidateOnly() && !configs.equals(spec.configs())) {
+                next.set(at, new TopicSpec(spec.name(), spec.topicId(), spec.partitions(), configs));
                 changed = true;
             }
             reply.addResults(r);

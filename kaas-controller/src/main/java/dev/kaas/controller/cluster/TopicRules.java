@@ -2,7 +2,10 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.model.TopicSpec;
+import dev.kaas.proto.ConfigOp;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
@@ -54,6 +57,58 @@ final class TopicRules {
         }
         return checkLimit("Creating topic '" + name + "' with " + partitions + " partitions", partitions, clusterPartitions,
                 maxPartitions);
+    }
+
+    /** An operation of an alter-configs request that cannot apply (Apache's INVALID_CONFIG before validation). */
+    static final class ConfigOpException extends Exception {
+        ConfigOpException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * A topic's overrides after an alter-configs request, as Apache's
+     * {@code ConfigurationControlManager.incrementalAlterConfigResource}: SET puts, DELETE removes,
+     * APPEND and SUBTRACT change a list-typed key's comma-separated items (its default when not
+     * overridden); with {@code replace} (legacy AlterConfigs) the ops are the whole new set.
+     */
+    static Map<String, String> applyConfigOps(Map<String, String> current, boolean replace, List<ConfigOp> ops)
+            throws ConfigOpException {
+        Map<String, String> next = replace ? new java.util.TreeMap<>() : new java.util.TreeMap<>(current);
+        for (ConfigOp op : ops) {
+            String key = op.getName();
+            switch (op.getOp()) {
+                case 0 -> next.put(key, op.getValue());
+                case 1 -> next.remove(key);
+                case 2, 3 -> {
+                    org.apache.kafka.common.config.ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
+                    if (def == null || def.type != org.apache.kafka.common.config.ConfigDef.Type.LIST) {
+                        throw new ConfigOpException("Can't " + (op.getOp() == 2 ? "APPEND" : "SUBTRACT") + " to key " + key
+                                + " because its type is not LIST.");
+                    }
+                    String base = next.containsKey(key) ? next.get(key)
+                            : def.defaultValue == null ? "" : String.join(",", ((List<?>) def.defaultValue).stream().map(String::valueOf).toList());
+                    List<String> items = new ArrayList<>();
+                    for (String item : base.split(",")) {
+                        if (!item.isEmpty()) {
+                            items.add(item);
+                        }
+                    }
+                    for (String item : op.getValue().split(",")) {
+                        if (op.getOp() == 2) {
+                            if (!items.contains(item)) {
+                                items.add(item);
+                            }
+                        } else {
+                            items.remove(item);
+                        }
+                    }
+                    next.put(key, String.join(",", items));
+                }
+                default -> throw new ConfigOpException("Unknown operations type " + op.getOp());
+            }
+        }
+        return next;
     }
 
     /** The cluster-wide cap: what an Apache operator gets from a CreateTopicPolicy that caps the cluster. */

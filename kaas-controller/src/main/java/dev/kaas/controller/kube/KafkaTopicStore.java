@@ -185,6 +185,16 @@ final class KafkaTopicStore implements TopicCatalog {
                     // The spec this write made is the one the status answers.
                     observed = existing.getMetadata().getGeneration() == null ? observed : existing.getMetadata().getGeneration();
                 }
+                Map<String, String> declaredConfig = declaration(existing).configs();
+                Map<String, String> acceptedConfig = before.getConfig() == null ? Map.of() : before.getConfig();
+                if (declaredConfig.equals(acceptedConfig) && !declaredConfig.equals(spec.configs())) {
+                    // AlterConfigs through the Kafka API: the resource must declare the new overrides too, or
+                    // the next reconcile would read the old ones as asked for. A resource whose config was
+                    // edited since it was last accepted is the user's word and is left alone.
+                    fence.check(leaseEpoch, "the spec of KafkaTopic " + existing.getMetadata().getName());
+                    existing = writeSpecConfig(existing, spec.configs());
+                    observed = existing.getMetadata().getGeneration() == null ? observed : existing.getMetadata().getGeneration();
+                }
                 fence.check(leaseEpoch, "the status of KafkaTopic " + existing.getMetadata().getName());
                 Condition ready = readyCondition(before);
                 existing.setStatus(status(spec, observed,
@@ -252,6 +262,20 @@ final class KafkaTopicStore implements TopicCatalog {
             updated.setStatus(resource.getStatus());
             LOG.infof("KafkaTopic %s/%s declares %d partitions now (CreatePartitions through the Kafka API)", namespace,
                     resource.getMetadata().getName(), partitions);
+            return updated;
+        } catch (KubernetesClientException e) {
+            throw new IOException("writing the spec of KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private KafkaTopic writeSpecConfig(KafkaTopic resource, Map<String, String> configs) throws IOException {
+        resource.getSpec().setConfig(configs.isEmpty() ? null : new TreeMap<String, Object>(configs));
+        try {
+            KafkaTopic updated = calls.within(timeoutMs, "writing the spec of KafkaTopic " + resource.getMetadata().getName(),
+                    () -> client.resources(KafkaTopic.class).inNamespace(namespace).resource(resource).update());
+            updated.setStatus(resource.getStatus());
+            LOG.infof("KafkaTopic %s/%s declares config %s now (AlterConfigs through the Kafka API)", namespace,
+                    resource.getMetadata().getName(), new TreeMap<>(configs));
             return updated;
         } catch (KubernetesClientException e) {
             throw new IOException("writing the spec of KafkaTopic " + resource.getMetadata().getName() + ": " + e.getMessage(), e);

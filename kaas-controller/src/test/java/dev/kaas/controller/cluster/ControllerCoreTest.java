@@ -29,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -195,6 +196,69 @@ class ControllerCoreTest {
                 .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("grow").setCount(9)).build());
         assertThat(validateOnly.getResults(0).getErrorCode()).isZero();
         assertThat(s.last().topicByName("grow").orElseThrow().partitions()).as("validate_only changes nothing").hasSize(5);
+    }
+
+    static dev.kaas.proto.ConfigOp op(String name, int op, String value) {
+        return dev.kaas.proto.ConfigOp.newBuilder().setName(name).setOp(op).setValue(value).build();
+    }
+
+    static dev.kaas.proto.AlterTopicConfigsCall alter(String topic, boolean replace, dev.kaas.proto.ConfigOp... ops) {
+        return dev.kaas.proto.AlterTopicConfigsCall.newBuilder().addTopics(dev.kaas.proto.TopicConfigChange.newBuilder()
+                .setName(topic).setReplace(replace).addAllOps(List.of(ops))).build();
+    }
+
+    /** Alter configs as Apache's ConfigurationControlManager: ops on the current overrides, validated whole, then pushed. */
+    @Test
+    void alterTopicConfigsAppliesOpsToTheCurrentOverridesAndPushesThem() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        core.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("t").setNumPartitions(1)
+                .addConfigs(dev.kaas.proto.TopicConfig.newBuilder().setName("retention.ms").setValue("1000"))
+                .addConfigs(dev.kaas.proto.TopicConfig.newBuilder().setName("segment.bytes").setValue("100000"))).build());
+
+        var reply = core.alterTopicConfigs(alter("t", false, op("retention.ms", 0, "2000"), op("segment.bytes", 1, ""),
+                op("cleanup.policy", 2, "compact")));
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().version()).isEqualTo(reply.getAssignmentVersion());
+        assertThat(s.last().topicByName("t").orElseThrow().topic().configs())
+                .isEqualTo(Map.of("retention.ms", "2000", "cleanup.policy", "delete,compact"));
+
+        var subtract = core.alterTopicConfigs(alter("t", false, op("cleanup.policy", 3, "delete")));
+        assertThat(subtract.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().topicByName("t").orElseThrow().topic().configs()).containsEntry("cleanup.policy", "compact");
+
+        // Legacy AlterConfigs: the entries are the whole new set.
+        core.alterTopicConfigs(alter("t", true, op("max.message.bytes", 0, "5000")));
+        assertThat(s.last().topicByName("t").orElseThrow().topic().configs()).isEqualTo(Map.of("max.message.bytes", "5000"));
+    }
+
+    @Test
+    void alterTopicConfigsRefusesWhatApacheRefuses() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        core.createTopics(create("t", 1));
+        long version = s.last().version();
+
+        var notAList = core.alterTopicConfigs(alter("t", false, op("retention.ms", 2, "5")));
+        assertThat(Errors.forCode((short) notAList.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(notAList.getResults(0).getErrorMessage()).isEqualTo("Can't APPEND to key retention.ms because its type is not LIST.");
+        var badValue = core.alterTopicConfigs(alter("t", false, op("retention.ms", 0, "soon")));
+        assertThat(Errors.forCode((short) badValue.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(badValue.getResults(0).getErrorMessage()).contains("retention.ms");
+        var unknownKey = core.alterTopicConfigs(alter("t", false, op("no.such.key", 0, "1")));
+        assertThat(unknownKey.getResults(0).getErrorMessage()).isEqualTo("Unknown topic config name: no.such.key");
+        var missing = core.alterTopicConfigs(alter("missing", false, op("retention.ms", 0, "1")));
+        assertThat(Errors.forCode((short) missing.getResults(0).getErrorCode())).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        assertThat(missing.getResults(0).getErrorMessage()).isEqualTo("The topic 'missing' does not exist.");
+        var badName = core.alterTopicConfigs(alter("a/b", false, op("retention.ms", 0, "1")));
+        assertThat(Errors.forCode((short) badName.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_TOPIC_EXCEPTION);
+        var validateOnly = core.alterTopicConfigs(alter("t", false, op("retention.ms", 0, "1")).toBuilder().setValidateOnly(true).build());
+        assertThat(validateOnly.getResults(0).getErrorCode()).isZero();
+
+        assertThat(s.last().version()).as("nothing refused or only validated is pushed").isEqualTo(version);
+        assertThat(s.last().topicByName("t").orElseThrow().topic().configs()).isEmpty();
     }
 
     @Test

@@ -155,6 +155,42 @@ class KafkaTopicReconcileTest {
         assertThat(ready(get(t.getMetadata().getName())).getStatus()).as("not read as a decrease").isEqualTo("True");
     }
 
+    /** AlterConfigs through the Kafka API rewrites the resource's config, so the next reconcile agrees with it. */
+    @Test
+    void alterConfigsThroughTheKafkaApiRewritesTheResourcesConfig() throws Exception {
+        core.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("tuned").setNumPartitions(1)
+                .addConfigs(TopicConfig.newBuilder().setName("retention.ms").setValue("1000"))).build());
+        var reply = core.alterTopicConfigs(dev.kaas.proto.AlterTopicConfigsCall.newBuilder().addTopics(
+                dev.kaas.proto.TopicConfigChange.newBuilder().setName("tuned")
+                        .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("retention.ms").setOp(1))
+                        .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("cleanup.policy").setOp(0).setValue("compact"))).build());
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+
+        KafkaTopic t = user.resources(KafkaTopic.class).inNamespace("kaas").list().getItems().get(0);
+        assertThat(t.getSpec().getConfig()).isEqualTo(Map.of("cleanup.policy", "compact"));
+        assertThat(t.getStatus().getConfig()).isEqualTo(Map.of("cleanup.policy", "compact"));
+        core.reconcileDeclarations();
+        assertThat(published("tuned").topic().configs()).as("the reconcile keeps the altered config")
+                .isEqualTo(Map.of("cleanup.policy", "compact"));
+        assertThat(ready(get(t.getMetadata().getName())).getStatus()).isEqualTo("True");
+    }
+
+    /** A resource the user edited (here to an invalid config) is the user's word: an API change does not overwrite it. */
+    @Test
+    void anEditedResourcesConfigIsNotOverwrittenByAnApiChange() throws Exception {
+        apply("mine", null, 1, Map.of("retention.ms", "1000"));
+        core.reconcileDeclarations();
+        apply("mine", null, 1, Map.of("retention.ms", "not a number"));
+        core.reconcileDeclarations();
+        assertThat(ready(get("mine")).getReason()).isEqualTo("InvalidConfig");
+
+        core.alterTopicConfigs(dev.kaas.proto.AlterTopicConfigsCall.newBuilder().addTopics(
+                dev.kaas.proto.TopicConfigChange.newBuilder().setName("mine")
+                        .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("segment.bytes").setOp(0).setValue("100000"))).build());
+
+        assertThat(get("mine").getSpec().getConfig()).isEqualTo(Map.of("retention.ms", "not a number"));
+    }
+
     @Test
     void deletingTheResourceDeletesTheTopicAndDeleteTopicsDeletesTheResource() throws Exception {
         apply("a", null, 1, null);
