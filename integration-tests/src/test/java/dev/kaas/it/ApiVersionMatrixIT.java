@@ -100,7 +100,8 @@ class ApiVersionMatrixIT {
             ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_FOR_LEADER_EPOCH, ApiKeys.DESCRIBE_CLUSTER,
             ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.WRITE_TXN_MARKERS,
             ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
-            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS);
+            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS,
+            ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -423,6 +424,65 @@ class ApiVersionMatrixIT {
                 dup.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName(topic).setCount(4).setAssignments(null));
                 var d = (CreatePartitionsResponse) c.send(ApiKeys.CREATE_PARTITIONS, v, dup);
                 assertThat(d.data().results()).hasSize(1).allSatisfy(t -> assertThat(Errors.forCode(t.errorCode())).isEqualTo(Errors.INVALID_REQUEST));
+            }
+        }
+    }
+
+    /** The value of {@code key} on topic {@code topic} as DescribeConfigs answers it. */
+    static String describedValue(RawClient c, String topic, String key) throws Exception {
+        var req = new org.apache.kafka.common.message.DescribeConfigsRequestData();
+        req.resources().add(new org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource()
+                .setResourceType(org.apache.kafka.common.config.ConfigResource.Type.TOPIC.id()).setResourceName(topic)
+                .setConfigurationKeys(List.of(key)));
+        var r = (org.apache.kafka.common.requests.DescribeConfigsResponse) c.send(ApiKeys.DESCRIBE_CONFIGS,
+                max(ApiKeys.DESCRIBE_CONFIGS), req);
+        return r.data().results().get(0).configs().get(0).value();
+    }
+
+    @Test
+    void alterConfigsAndIncrementalAlterConfigsAtEveryVersion() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("matrix-conf", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        byte topic = org.apache.kafka.common.config.ConfigResource.Type.TOPIC.id();
+        byte loggers = org.apache.kafka.common.config.ConfigResource.Type.BROKER_LOGGER.id();
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.INCREMENTAL_ALTER_CONFIGS); v++) {
+                var req = new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData();
+                var res = new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                        .setResourceType(topic).setResourceName("matrix-conf");
+                res.configs().add(new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig()
+                        .setName("retention.ms").setConfigOperation((byte) 0).setValue(Integer.toString(100_000 + v)));
+                req.resources().add(res);
+                var unknown = new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                        .setResourceType(topic).setResourceName("no-such-topic");
+                unknown.configs().add(new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig()
+                        .setName("retention.ms").setConfigOperation((byte) 0).setValue("1"));
+                req.resources().add(unknown);
+                var logger = new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource()
+                        .setResourceType(loggers).setResourceName("1");
+                logger.configs().add(new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig()
+                        .setName("dev.kaas.broker.storage.LogCleaner").setConfigOperation((byte) 0).setValue("INFO"));
+                req.resources().add(logger);
+                var r = (org.apache.kafka.common.requests.IncrementalAlterConfigsResponse) c.send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, v, req);
+                assertThat(r.data().responses()).hasSize(3);
+                assertThat(Errors.forCode(r.data().responses().get(0).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(Errors.forCode(r.data().responses().get(1).errorCode())).as("v%d", v).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                assertThat(Errors.forCode(r.data().responses().get(2).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(describedValue(c, "matrix-conf", "retention.ms")).as("v%d", v).isEqualTo(Integer.toString(100_000 + v));
+            }
+            for (short v = 0; v <= max(ApiKeys.ALTER_CONFIGS); v++) {
+                var req = new org.apache.kafka.common.message.AlterConfigsRequestData();
+                var res = new org.apache.kafka.common.message.AlterConfigsRequestData.AlterConfigsResource()
+                        .setResourceType(topic).setResourceName("matrix-conf");
+                res.configs().add(new org.apache.kafka.common.message.AlterConfigsRequestData.AlterableConfig()
+                        .setName("segment.ms").setValue(Integer.toString(200_000 + v)));
+                req.resources().add(res);
+                var r = (org.apache.kafka.common.requests.AlterConfigsResponse) c.send(ApiKeys.ALTER_CONFIGS, v, req);
+                assertThat(Errors.forCode(r.data().responses().get(0).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(describedValue(c, "matrix-conf", "segment.ms")).as("v%d", v).isEqualTo(Integer.toString(200_000 + v));
+                assertThat(describedValue(c, "matrix-conf", "retention.ms")).as("v%d: legacy AlterConfigs replaces every override", v)
+                        .isEqualTo("604800000");
             }
         }
     }

@@ -1,6 +1,7 @@
 package dev.kaas.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +13,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -20,6 +23,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -118,6 +122,36 @@ class RetentionIT {
         // Retention ran while the old records were written, so there is no "before" to compare with:
         // what is on disk is what was kept (about 30 records), not the 120 x 200+ bytes written.
         assertThat(diskBytes(topic)).as("disk usage is what was kept").isLessThan(120L * 200 / 2);
+    }
+
+    /** IncrementalAlterConfigs reaches the open partition: retention at its next check, max.message.bytes at the next produce. */
+    @Test
+    void aConfigChangeAppliesAtTheNextCheckAndTheNextProduce() throws Exception {
+        String topic = "altered";
+        createTopic(topic, Map.of("segment.bytes", "2048", "file.delete.delay.ms", "100"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        produce(topic, 0, 60, System.currentTimeMillis() - 3_600_000);
+        produce(topic, 60, 10);
+        Thread.sleep(1000);
+        assertThat(earliest(tp)).as("seven days keep everything").isZero();
+
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(
+                    new AlterConfigOp(new ConfigEntry("retention.ms", "600000"), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("max.message.bytes", "600"), AlterConfigOp.OpType.SET))))
+                    .all().get(30, TimeUnit.SECONDS);
+            assertThat(admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
+                    .get("retention.ms").value()).isEqualTo("600000");
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> earliest(tp) >= 50);
+
+        Properties p = cluster.clientProps();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>(topic, 0, "big", "x".repeat(1000))).get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+            producer.send(new ProducerRecord<>(topic, 0, "small", "x".repeat(100))).get(30, TimeUnit.SECONDS);
+        }
     }
 
     @Test

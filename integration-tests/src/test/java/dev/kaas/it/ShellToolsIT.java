@@ -147,6 +147,52 @@ class ShellToolsIT {
         assertThat(unknown.stdout() + unknown.stderr()).contains("no-such-topic-0");
     }
 
+    static ShellTools.Result configs(String... args) throws Exception {
+        String[] all = new String[args.length + 2];
+        all[0] = "--bootstrap-server";
+        all[1] = cluster.bootstrap();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return ShellTools.run("kafka.admin.ConfigCommand", null, all);
+    }
+
+    /** kafka-configs.sh: topic configs added, described (also with --all) and deleted; broker loggers set and described. */
+    @Test
+    void kafkaConfigsAltersAndDescribesTopicsAndBrokerLoggers() throws Exception {
+        assertThat(topics("--create", "--topic", "conf", "--partitions", "1").exitCode()).isZero();
+        var added = configs("--alter", "--entity-type", "topics", "--entity-name", "conf",
+                "--add-config", "retention.ms=3600000,cleanup.policy=[compact,delete]");
+        assertThat(added.exitCode()).as(added.stdout() + added.stderr()).isZero();
+        assertThat(added.stdout()).contains("Completed updating config for topic conf.");
+        var described = configs("--describe", "--entity-type", "topics", "--entity-name", "conf");
+        assertThat(described.exitCode()).as(described.stderr()).isZero();
+        assertThat(described.stdout()).contains("retention.ms=3600000").contains("cleanup.policy=compact,delete");
+
+        var all = configs("--describe", "--all", "--entity-type", "topics", "--entity-name", "conf");
+        assertThat(all.exitCode()).as(all.stderr()).isZero();
+        assertThat(all.stdout()).contains("All configs for topic conf are:").contains("segment.bytes=1073741824")
+                .contains("retention.ms=3600000");
+
+        var deleted = configs("--alter", "--entity-type", "topics", "--entity-name", "conf", "--delete-config", "retention.ms");
+        assertThat(deleted.exitCode()).as(deleted.stdout() + deleted.stderr()).isZero();
+        assertThat(configs("--describe", "--entity-type", "topics", "--entity-name", "conf").stdout())
+                .doesNotContain("retention.ms").contains("cleanup.policy=compact,delete");
+
+        var invalid = configs("--alter", "--entity-type", "topics", "--entity-name", "conf", "--add-config", "retention.ms=soon");
+        assertThat(invalid.exitCode()).isNotZero();
+        assertThat(invalid.stdout() + invalid.stderr()).contains("Invalid value soon for configuration retention.ms");
+
+        var logger = configs("--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                "--add-config", "dev.kaas.broker.storage.LogCleaner=DEBUG");
+        assertThat(logger.exitCode()).as(logger.stdout() + logger.stderr()).isZero();
+        var loggers = configs("--describe", "--entity-type", "broker-loggers", "--entity-name", "1");
+        assertThat(loggers.exitCode()).as(loggers.stderr()).isZero();
+        assertThat(loggers.stdout()).contains("dev.kaas.broker.storage.LogCleaner=DEBUG").contains("root=INFO");
+        var badLevel = configs("--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                "--add-config", "dev.kaas.broker.storage.LogCleaner=LOUD");
+        assertThat(badLevel.exitCode()).isNotZero();
+        assertThat(badLevel.stdout() + badLevel.stderr()).contains("not a supported log level");
+    }
+
     @Test
     void brokerApiVersionsListsTheServedApis() throws Exception {
         var r = ShellTools.run("kafka.admin.BrokerApiVersionsCommand", null, "--bootstrap-server", cluster.bootstrap());

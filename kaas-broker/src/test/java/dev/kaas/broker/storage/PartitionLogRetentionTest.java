@@ -126,6 +126,23 @@ class PartitionLogRetentionTest {
         assertThat(reopened.logEndOffset()).isEqualTo(50);
     }
 
+    /** AlterConfigs reaches an open log: a retention change at the next check, max.message.bytes at the next append. */
+    @Test
+    void aConfigChangeAppliesToTheOpenLogWithoutAReopen() throws Exception {
+        PartitionLog log = fiveSegments(Map.of());
+        assertThat(log.enforceRetention(reaper)).as("seven days: nothing is old enough").isZero();
+
+        Map<String, String> altered = new java.util.HashMap<>(SMALL_SEGMENTS);
+        altered.put("retention.ms", Long.toString((long) (2.5 * HOUR)));
+        altered.put("max.message.bytes", "100");
+        assertThat(log.updateConfig(altered)).isTrue();
+        assertThat(log.updateConfig(altered)).as("the same overrides again change nothing").isFalse();
+
+        assertThat(log.enforceRetention(reaper)).isEqualTo(2);
+        assertThat(log.logStartOffset()).isEqualTo(20);
+        assertThatThrownBy(() -> log.append(tenAt(NOW, "big"))).isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+    }
+
     @Test
     void theOldestSegmentsGoUntilTheRestFitsRetentionBytes() throws Exception {
         PartitionLog log = fiveSegments(Map.of());
