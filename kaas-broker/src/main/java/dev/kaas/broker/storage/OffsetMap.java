@@ -27,6 +27,8 @@ final class OffsetMap {
     private final byte[] digest = new byte[HASH];
     private final byte[] probe = new byte[HASH];
     private int entries;
+    /** Whether any slot may be non-zero: a fresh or just-cleared map need not be zeroed again (128 MiB by default). */
+    private boolean used;
     private long latestOffset = -1;
     private long lookups;
     private long probes;
@@ -64,7 +66,10 @@ final class OffsetMap {
     }
 
     void clear() {
-        Arrays.fill(bytes.array(), (byte) 0);
+        if (used) {
+            Arrays.fill(bytes.array(), (byte) 0);
+            used = false;
+        }
         entries = 0;
         latestOffset = -1;
         lookups = 0;
@@ -91,6 +96,7 @@ final class OffsetMap {
                 bytes.put(digest);
                 bytes.putLong(offset);
                 entries++;
+                used = true;
                 latestOffset = Math.max(latestOffset, offset);
                 return;
             }
@@ -136,13 +142,12 @@ final class OffsetMap {
 
     /** Apache's probing: the first 4 digest bytes, then the next ones shifted, then linear from there. */
     private int position(int attempt) {
-        int h;
-        if (attempt < HASH - 3) {
-            h = ByteBuffer.wrap(digest, attempt, 4).getInt();
-        } else {
-            h = ByteBuffer.wrap(digest, HASH - 4, 4).getInt() + attempt - (HASH - 4);
-        }
+        int h = attempt < HASH - 3 ? intAt(attempt) : intAt(HASH - 4) + attempt - (HASH - 4);
         return Math.floorMod(h, slots) * ENTRY;
+    }
+
+    private int intAt(int i) {
+        return (digest[i] & 0xff) << 24 | (digest[i + 1] & 0xff) << 16 | (digest[i + 2] & 0xff) << 8 | (digest[i + 3] & 0xff);
     }
 
     private static boolean isEmpty(byte[] d) {
