@@ -86,6 +86,35 @@ class ProduceConsumeIT {
         return out;
     }
 
+    /** CreatePartitions: a running producer with the default partitioner sends to the new partitions once its metadata refreshes. */
+    @Test
+    void aRunningProducerStartsUsingNewPartitions() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("growing", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        Properties p = cluster.clientProps();
+        p.put("metadata.max.age.ms", "500");
+        p.put("linger.ms", "0");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 20; i++) {
+                assertThat(producer.send(new ProducerRecord<>("growing", ("k" + i).getBytes(StandardCharsets.UTF_8), new byte[10]))
+                        .get(30, TimeUnit.SECONDS).partition()).isZero();
+            }
+            try (Admin admin = Admin.create(cluster.clientProps())) {
+                admin.createPartitions(Map.of("growing", org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
+                        .all().get(30, TimeUnit.SECONDS);
+            }
+            Set<Integer> used = new java.util.HashSet<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (int i = 0; used.size() < 3 && System.nanoTime() < deadline; i++) {
+                used.add(producer.send(new ProducerRecord<>("growing", ("k" + (i % 20)).getBytes(StandardCharsets.UTF_8), new byte[10]))
+                        .get(30, TimeUnit.SECONDS).partition());
+                Thread.sleep(5);
+            }
+            assertThat(used).as("the keys spread over the grown topic").containsExactlyInAnyOrder(0, 1, 2);
+        }
+    }
+
     @Test
     void oneHundredThousandRecordsRoundTripIntactAcrossPartitions() throws Exception {
         String topic = "round-trip";
