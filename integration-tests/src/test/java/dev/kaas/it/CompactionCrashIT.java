@@ -16,10 +16,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kill -9 of the broker in the middle of a compaction pass, at several points of it (building the
- * key map, cleaning and swapping segments): after each restart the log holds nothing that was not
- * written, each record at its own offset, and every key's latest value; the pass that finally
- * completes leaves exactly one record per key.
+ * kill -9 of the broker in the middle of a compaction pass, at several points of it (while it
+ * builds the key map and while it cleans; a swap takes milliseconds, so its in-between states are
+ * {@code LogCleanerTest}'s kills between steps): after each restart the log holds nothing that
+ * was not written, each record at its own offset, and every key's latest value; the pass that
+ * finally completes leaves exactly one record per key.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class CompactionCrashIT {

@@ -103,6 +103,11 @@ public class Partitions {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
+                } catch (LogCleaner.Uncleanable e) {
+                    // As Apache: left alone until its next open, rather than read whole every few minutes to fail again.
+                    LOG.errorf("compaction stopped for partition=%s until it is reopened: %s", tp, e.getMessage());
+                    cleanAfter.put(tp, Long.MAX_VALUE);
+                    cleaned = false;
                 } catch (Exception e) {
                     LOG.warnf(e, "compaction failed partition=%s; retried in %d ms", tp, cleanerBackoffMs * 20);
                     cleanAfter.put(tp, now + cleanerBackoffMs * 20);
@@ -115,8 +120,9 @@ public class Partitions {
                     return;
                 }
             }
-        } catch (RuntimeException e) {
-            LOG.warnf(e, "compaction round failed");
+        } catch (Throwable e) {
+            // Caught whole: a periodic task that throws is never run again, and compaction would stop unseen.
+            LOG.errorf(e, "compaction round failed");
         }
     }
 
@@ -164,6 +170,8 @@ public class Partitions {
     }
 
     public void put(TopicPartition tp, Replica r) {
+        // A reopened partition is cleaned again, whatever stopped its last incarnation's passes.
+        cleanAfter.remove(tp);
         r.log().onHighWatermark(() -> highWatermarkListener.accept(tp));
         r.log().onStorageFailure(() -> storageFailureListener.accept(tp));
         open.put(tp, r);
@@ -209,7 +217,9 @@ public class Partitions {
         timers.shutdownNow();
         // Files renamed aside and not yet deleted are removed by the next owner's recovery.
         reaper.shutdownNow();
-        cleaners.shutdownNow();
+        // Not interrupted: an interrupt during a read would close the live segment's shared channel. A
+        // pass stops at its next step once its partition closes, which the controlled shutdown did.
+        cleaners.shutdown();
         storage.shutdown();
         try {
             storage.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);

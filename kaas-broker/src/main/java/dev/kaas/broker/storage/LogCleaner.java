@@ -70,6 +70,13 @@ public final class LogCleaner {
     public record Settings(int dedupeBufferBytes, int ioBufferBytes, double ioMaxBytesPerSecond) {
     }
 
+    /** A log this cleaner cannot clean (a batch larger than any buffer it may use): Apache marks it uncleanable. */
+    public static final class Uncleanable extends IllegalStateException {
+        Uncleanable(String message) {
+            super(message);
+        }
+    }
+
     /** Thrown inside a pass when its log closes, is deposed or fails. */
     static final class Aborted extends RuntimeException {
         Aborted(String message) {
@@ -97,6 +104,11 @@ public final class LogCleaner {
     }
 
     LogCleaner(Settings settings, LongSupplier clock, Sleeper sleeper) {
+        // Apache's check: a map with fewer usable slots could end a pass before its first key.
+        if (settings.dedupeBufferBytes() / 24 * LOAD_FACTOR <= 1) {
+            throw new IllegalArgumentException("log.cleaner.dedupe.buffer.size of " + settings.dedupeBufferBytes()
+                    + " bytes per cleaner thread is too small: each key takes 24 bytes");
+        }
         this.settings = settings;
         this.clock = clock;
         this.sleeper = sleeper;
@@ -143,11 +155,21 @@ public final class LogCleaner {
             return Optional.empty();
         }
         try {
-            PartitionLog.CleaningView view;
-            try {
-                view = CompletableFuture.supplyAsync(log::cleaningView, writer).get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException | TimeoutException e) {
-                LOG.debugf("no compaction view partition=%s: %s", log.topicPartition(), e.toString());
+            PartitionLog.CleaningView view = null;
+            CompletableFuture<PartitionLog.CleaningView> asked = CompletableFuture.supplyAsync(log::cleaningView, writer);
+            // In short steps: a close queued on the writer ahead of the view waits for this pass to let go.
+            for (int waited = 0; view == null && waited < 300; waited++) {
+                checkStop(log);
+                try {
+                    view = asked.get(100, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException notYet) {
+                    // Poll again.
+                } catch (ExecutionException e) {
+                    LOG.debugf("no compaction view partition=%s: %s", log.topicPartition(), e.toString());
+                    return Optional.empty();
+                }
+            }
+            if (view == null) {
                 return Optional.empty();
             }
             return pass(log, view, reaper);
@@ -305,12 +327,17 @@ public final class LogCleaner {
         }
     }
 
-    /** A cleaned segment that was not swapped in: deleted, unless its swap was committed (recovery finishes that one). */
+    /**
+     * A cleaned segment whose swap did not complete: deleted while not yet committed; once committed
+     * (a {@code .swap} or its final name) left as it is, for the reopen that finishes the swap.
+     */
     private static void discard(LogSegment cleaned) {
         try {
             if (cleaned.file().getFileName().toString().endsWith(PartitionLog.CLEANED)) {
                 cleaned.deleteFiles();
             } else {
+                // Nothing after the in-memory swap throws, so it is not in the log: only its descriptor goes
+                // (its indexes were written at the commit; writing them again changes nothing).
                 cleaned.close();
             }
         } catch (IOException e) {
@@ -423,7 +450,7 @@ public final class LogCleaner {
         int max = Math.max(log.config().maxMessageBytes(), settings.ioBufferBytes());
         max = Math.min(Math.max(max, BatchHeader.SIZE), LogSegment.MAX_BATCH_BYTES);
         if (readBuffer.capacity() >= max) {
-            throw new IllegalStateException("segment " + s.baseOffset() + " of " + log.topicPartition()
+            throw new Uncleanable("segment " + s.baseOffset() + " of " + log.topicPartition()
                     + " holds a batch at position " + position + " larger than " + max + " bytes");
         }
         int size = (int) Math.min((long) readBuffer.capacity() * 2, max);

@@ -47,6 +47,10 @@ final class LogSegment implements AutoCloseable {
     private long firstAppendMs = -1;
     private long truncatedBytes;
     private boolean tornInside;
+    /** The log file's identity (device and inode) when opened: a name is not an identity (see {@link #stillAt}). */
+    private Object fileKey;
+    /** Renamed aside by retention or compaction: its indexes are not written again (their names may be another segment's now). */
+    private volatile boolean retired;
 
     private LogSegment(Disk disk, Path logFile, int leaderEpoch, long baseOffset, FileChannel channel) {
         this.disk = disk;
@@ -78,6 +82,7 @@ final class LogSegment implements AutoCloseable {
         s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
         s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
         s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
+        s.fileKey = fileKeyOf(log);
         return s;
     }
 
@@ -98,6 +103,7 @@ final class LogSegment implements AutoCloseable {
         s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
         s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
         s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
+        s.fileKey = fileKeyOf(log);
         return s;
     }
 
@@ -110,6 +116,10 @@ final class LogSegment implements AutoCloseable {
     void rename(String from, String to) throws IOException {
         String finalName = fileName(leaderEpoch, baseOffset);
         Path dir = logFile.getParent();
+        if (!stillAt(dir.resolve(finalName + from))) {
+            // Someone else moved it (a successor's recovery finished this swap): its names are not this segment's to move.
+            throw new IOException("segment " + finalName + from + " is no longer this segment's file");
+        }
         for (String ext : List.of(".index", ".timeindex", ".txnindex", ".log")) {
             String name = finalName.replace(".log", ext);
             Path src = dir.resolve(name + from);
@@ -121,6 +131,20 @@ final class LogSegment implements AutoCloseable {
         offsetIndex.moveTo(indexFile());
         timeIndex.moveTo(timeIndexFile());
         txnIndex.moveTo(txnIndexFile());
+    }
+
+    private static Object fileKeyOf(Path file) {
+        try {
+            return Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** True when {@code path} is this segment's log file (the same device and inode), not another file now under its name. */
+    boolean stillAt(Path path) {
+        Object now = fileKeyOf(path);
+        return now != null && (fileKey == null || now.equals(fileKey));
     }
 
     private static Path siblingOf(Path log, String ext) {
@@ -144,6 +168,7 @@ final class LogSegment implements AutoCloseable {
         }
         FileChannel ch = disk.open(log, StandardOpenOption.READ, StandardOpenOption.WRITE);
         LogSegment s = new LogSegment(disk, log, (int) parsed[0], parsed[1], ch);
+        s.fileKey = fileKeyOf(log);
         s.indexIntervalBytes = indexIntervalBytes;
         int fileSize = (int) Math.min(Integer.MAX_VALUE, ch.size());
         if (!recover) {
@@ -434,8 +459,10 @@ final class LogSegment implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        offsetIndex.close();
-        timeIndex.close();
+        if (!retired) {
+            offsetIndex.close();
+            timeIndex.close();
+        }
         channel.close();
     }
 
@@ -458,6 +485,11 @@ final class LogSegment implements AutoCloseable {
      * last one's while those still wait for their delay.
      */
     List<Path> renameAside(String tag) throws IOException {
+        retired = true;
+        if (!stillAt(logFile)) {
+            // Another file holds this segment's name now (a successor's recovery put it there): not ours to move.
+            throw new IOException("segment " + logFile.getFileName() + " is no longer this segment's file");
+        }
         List<Path> moved = new java.util.ArrayList<>(4);
         for (Path p : List.of(logFile, indexFile(), timeIndexFile(), txnIndexFile())) {
             if (Files.exists(p)) {

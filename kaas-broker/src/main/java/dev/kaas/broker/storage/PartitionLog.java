@@ -88,6 +88,8 @@ public final class PartitionLog {
     /** Suffix of a cleaned segment's files while the cleaner writes them; recovery deletes them. */
     static final String CLEANED = ".cleaned";
     /** {@code X.log.{end:020d}.swap}: a cleaned segment committed to replace every segment in [X's base, end). */
+    private static final java.util.regex.Pattern INDEX_FILE = java.util.regex.Pattern.compile(
+            "([0-9a-f]{8})-([0-9]{20})\\.(index|timeindex|txnindex)");
     private static final java.util.regex.Pattern SWAP = java.util.regex.Pattern.compile(
             "([0-9a-f]{8}-[0-9]{20})\\.(log|index|timeindex|txnindex)\\.([0-9]{20})\\.swap");
 
@@ -325,6 +327,11 @@ public final class PartitionLog {
         rebuildProducerState(snapshot, end, history);
         LogSegment last = segments.isEmpty() ? null : segments.lastEntry().getValue();
         if (last == null || last.leaderEpoch() != leaderEpoch) {
+            if (last != null && !last.isEmpty()) {
+                // No longer active: its indexes are written now, as at a roll, never later by a close
+                // that may come after compaction put another segment's files under its names.
+                last.seal();
+            }
             // This file is the history's record that this epoch starts at `end`: durable before any append.
             LogSegment fresh = LogSegment.create(disk, dir, leaderEpoch, end, config.indexIntervalBytes());
             if (last != null && last.isEmpty()) {
@@ -406,6 +413,18 @@ public final class PartitionLog {
             for (SegmentFile f : listSegments()) {
                 if (f.baseOffset() >= parsed[1] && f.baseOffset() < end) {
                     deleteSegmentFiles(f.path());
+                }
+            }
+            // Indexes of sources whose log was already renamed aside: they would be taken for the cleaned segment's.
+            try (var list = Files.list(dir)) {
+                for (Path p : (Iterable<Path>) list::iterator) {
+                    java.util.regex.Matcher idx = INDEX_FILE.matcher(p.getFileName().toString());
+                    if (idx.matches()) {
+                        long base = Long.parseLong(idx.group(2));
+                        if (base >= parsed[1] && base < end) {
+                            disk.delete(p);
+                        }
+                    }
                 }
             }
             for (String ext : List.of("index", "timeindex", "txnindex", "log")) {
@@ -1513,6 +1532,11 @@ public final class PartitionLog {
         cleaning.unlock();
     }
 
+    /** For tests: a compaction pass holds the segment set. */
+    boolean cleaningHeld() {
+        return cleaning.isLocked();
+    }
+
     /** A compaction pass must stop: the log is closing, deposed or failed. */
     boolean cleaningStopped() {
         return closing || closed || fenced || failed;
@@ -1561,6 +1585,16 @@ public final class PartitionLog {
         String swap = String.format(".%020d.swap", end);
         cleaned.rename(CLEANED, swap);
         disk.fsyncDirectory(dir);
+        // Committed. Read the fence again before touching the sources' names: an owner deposed while
+        // it committed leaves the swap to its successor's recovery, which may already have done it
+        // and put other files under these names.
+        checkFence();
+        for (LogSegment s : sources) {
+            if (!s.stillAt(s.file())) {
+                fenced = true;
+                throw notLeader();
+            }
+        }
         String tag = "." + Long.toString(clock.getAsLong(), 36) + Long.toString(System.nanoTime() & 0xffffff, 36);
         List<Path> moved = new ArrayList<>();
         try {
@@ -1592,16 +1626,21 @@ public final class PartitionLog {
                 }
             }
         }
-        reaper.schedule(() -> {
-            sources.forEach(PartitionLog::closeQuietly);
-            for (Path p : moved) {
-                try {
-                    disk.delete(p);
-                } catch (IOException e) {
-                    LOG.warnf("could not delete a compacted segment file=%s: %s", p, e.toString());
+        try {
+            reaper.schedule(() -> {
+                sources.forEach(PartitionLog::closeQuietly);
+                for (Path p : moved) {
+                    try {
+                        disk.delete(p);
+                    } catch (IOException e) {
+                        LOG.warnf("could not delete a compacted segment file=%s: %s", p, e.toString());
+                    }
                 }
-            }
-        }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
+            }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+            // The broker is stopping: the next open deletes the files renamed aside.
+            sources.forEach(PartitionLog::closeQuietly);
+        }
     }
 
     /** Records where the log's dirty part begins, for the next pass and the next owner (a hint: a wrong one only costs a pass). */

@@ -117,7 +117,7 @@ class LogCleanerTest {
         return b == null ? null : StandardCharsets.UTF_8.decode(b.duplicate()).toString();
     }
 
-    /** Every batch in the log, as (base offset, record count, producer id, control). */
+    /** Every batch in the log, as (base offset, record count, producer id, control, delete horizon, last offset). */
     static List<long[]> batches(PartitionLog log) throws IOException {
         List<long[]> out = new ArrayList<>();
         for (LogSegment s : log.segments()) {
@@ -126,7 +126,7 @@ class LogCleanerTest {
             b.flip();
             for (MutableRecordBatch batch : MemoryRecords.readableRecords(b).batches()) {
                 out.add(new long[] {batch.baseOffset(), batch.countOrNull(), batch.producerId(), batch.isControlBatch() ? 1 : 0,
-                        batch.deleteHorizonMs().orElse(-1)});
+                        batch.deleteHorizonMs().orElse(-1), batch.lastOffset()});
             }
         }
         return out;
@@ -181,9 +181,11 @@ class LogCleanerTest {
         assertThat(log.logStartOffset()).isZero();
         assertThat(log.logEndOffset()).isEqualTo(200);
 
-        // A reader from any offset, the gaps included, gets whole batches onwards.
+        // A reader from an offset compaction removed gets the first batch that holds a later one.
+        assertThat(after).noneMatch(r -> r.offset() == 1);
+        long expectedBase = batches(log).stream().filter(b -> b[5] >= 1).findFirst().orElseThrow()[0];
         MemoryRecords fromGap = log.read(1, 1 << 20, true, log.highWatermark());
-        assertThat(fromGap.batches().iterator().next().lastOffset()).isGreaterThanOrEqualTo(1);
+        assertThat(fromGap.batches().iterator().next().baseOffset()).isEqualTo(expectedBase);
 
         // A reopen (a takeover) finds the same log.
         log.close();
@@ -265,6 +267,12 @@ class LogCleanerTest {
         assertThat(batches(log)).anyMatch(b -> b[0] == commit && b[3] == 1);
         assertThat(log.abortedTransactions(0, log.logEndOffset())).extracting(PartitionLog.AbortedTransaction::producerId)
                 .containsExactly(8L);
+        // A takeover reads the cleaned segment's transaction index: read_committed still learns of the abort.
+        log.close();
+        log = open(tmp.resolve("p"), 1, Disk.SYSTEM);
+        assertThat(log.abortedTransactions(0, log.logEndOffset())).extracting(PartitionLog.AbortedTransaction::producerId)
+                .containsExactly(8L);
+        assertThat(log.lastStableOffset()).isEqualTo(log.logEndOffset());
 
         // Next pass: no data left for the abort, so its marker gets a horizon; after it, it goes.
         writeUpdates(log, 20);
@@ -335,6 +343,256 @@ class LogCleanerTest {
             cuts++;
         }
         assertThat(cuts).as("a pass has many steps to cut").isGreaterThan(10);
+    }
+
+    /**
+     * A process that dies after {@code steps} more durable-state operations: everything it did
+     * stays (unlike a power loss), and everything after fails. Lets a test stop a pass between
+     * any two renames, which a power loss (back to the last directory fsync) never leaves.
+     */
+    static final class DyingDisk implements Disk {
+        private int steps = Integer.MAX_VALUE;
+
+        /** From now on, {@code steps} more operations succeed. */
+        void dieAfter(int steps) {
+            this.steps = steps;
+        }
+
+        boolean dead() {
+            return steps < 0;
+        }
+
+        private void step() throws IOException {
+            if (--steps < 0) {
+                throw new IOException("process killed");
+            }
+        }
+
+        @Override
+        public java.nio.channels.FileChannel open(Path file, java.nio.file.OpenOption... options) throws IOException {
+            step();
+            return Disk.SYSTEM.open(file, options);
+        }
+
+        @Override
+        public void move(Path from, Path to) throws IOException {
+            step();
+            Disk.SYSTEM.move(from, to);
+        }
+
+        @Override
+        public void delete(Path file) throws IOException {
+            step();
+            Disk.SYSTEM.delete(file);
+        }
+
+        @Override
+        public void fsyncDirectory(Path dir) {
+            if (--steps < 0) {
+                throw new java.io.UncheckedIOException(new IOException("process killed"));
+            }
+            Disk.SYSTEM.fsyncDirectory(dir);
+        }
+    }
+
+    /** Cleaned in groups of several segments (written in 1 KiB ones): a kill can fall between two sources' renames. */
+    PartitionLog openGrouping(Path dir, int epoch, Disk disk) throws IOException {
+        Map<String, String> grouping = new HashMap<>(configs());
+        grouping.put("segment.bytes", "8192");
+        PartitionLog log = PartitionLog.open(dir, TP, TOPIC_ID, epoch, 1, LogConfig.from(grouping), clock::get, flusher, disk);
+        opened.add(log);
+        return log;
+    }
+
+    @Test
+    void aKillBetweenAnyTwoStepsOfAPassLeavesALogRecoveryCompletes() throws Exception {
+        writeCutLog(tmp.resolve("reference"), Disk.SYSTEM).close();
+        PartitionLog reference = openGrouping(tmp.resolve("reference"), 2, Disk.SYSTEM);
+        List<Rec> before = contents(reference);
+        clean(reference);
+        List<Rec> after = contents(reference);
+        assertThat(reference.segmentCount()).as("several sources per cleaned segment").isLessThan(5);
+
+        int kills = 0;
+        for (int step = 0; ; step++) {
+            Path dir = tmp.resolve("kill-" + step);
+            writeCutLog(dir, Disk.SYSTEM).close();
+            DyingDisk disk = new DyingDisk();
+            PartitionLog log = openGrouping(dir, 2, disk);
+            disk.dieAfter(step);
+            boolean finished;
+            try {
+                clean(log);
+                finished = !disk.dead();
+            } catch (Exception | Error killed) {
+                finished = false;
+            }
+            // Dead: its descriptors go with it, nothing more is written.
+            for (LogSegment s : log.segments()) {
+                s.channel().close();
+            }
+
+            PartitionLog recovered = openGrouping(dir, 3, Disk.SYSTEM);
+            List<Rec> found = contents(recovered);
+            assertThat(before).as("killed after %d steps: nothing that was not written", step).containsAll(found);
+            assertThat(found).as("killed after %d steps: every record a finished pass keeps", step).containsAll(after);
+            try (Stream<Path> files = Files.list(dir)) {
+                List<String> names = files.map(p -> p.getFileName().toString()).toList();
+                assertThat(names).noneMatch(n -> n.endsWith(".cleaned") || n.endsWith(".swap") || n.endsWith(".deleted"));
+                for (String n : names) {
+                    if (n.matches("[0-9a-f]{8}-[0-9]{20}\\.(index|timeindex|txnindex)")) {
+                        assertThat(names).as("killed after %d steps: %s belongs to a segment", step, n)
+                                .contains(n.replaceAll("\\.(index|timeindex|txnindex)$", ".log"));
+                    }
+                }
+            }
+            clean(recovered);
+            assertThat(contents(recovered)).as("killed after %d steps, then a whole pass", step).isEqualTo(after);
+            if (finished) {
+                break;
+            }
+            kills++;
+        }
+        assertThat(kills).as("a pass has many steps to kill it at").isGreaterThan(10);
+    }
+
+    /** An owner deposed right after it committed a swap leaves its successor's files alone. */
+    @Test
+    void anOwnerDeposedAfterItsCommitDoesNotTouchItsSuccessorsFiles() throws Exception {
+        Path dir = tmp.resolve("deposed");
+        PartitionLog reference = writeCutLog(tmp.resolve("reference"), Disk.SYSTEM);
+        clean(reference);
+        List<Rec> after = contents(reference);
+        writeCutLog(dir, Disk.SYSTEM).close();
+        java.util.concurrent.CountDownLatch committed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+        Disk pausing = new Disk() {
+            @Override
+            public java.nio.channels.FileChannel open(Path file, java.nio.file.OpenOption... options) throws IOException {
+                return Disk.SYSTEM.open(file, options);
+            }
+
+            @Override
+            public void move(Path from, Path to) throws IOException {
+                Disk.SYSTEM.move(from, to);
+            }
+
+            @Override
+            public void delete(Path file) throws IOException {
+                Disk.SYSTEM.delete(file);
+            }
+
+            @Override
+            public void fsyncDirectory(Path d) {
+                Disk.SYSTEM.fsyncDirectory(d);
+                boolean swapCommitted;
+                try (Stream<Path> files = Files.list(d)) {
+                    swapCommitted = files.anyMatch(p -> p.getFileName().toString().endsWith(".swap"));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                if (swapCommitted && committed.getCount() > 0) {
+                    // A GC pause right after the commit.
+                    committed.countDown();
+                    try {
+                        resume.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        PartitionLog old = open(dir, 2, pausing);
+        var pass = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return clean(old);
+            } catch (Exception e) {
+                return Optional.<LogCleaner.Stats>empty();
+            }
+        });
+        assertThat(committed.await(30, TimeUnit.SECONDS)).isTrue();
+
+        // The successor takes over while the old owner is paused: its recovery finishes the swap.
+        PartitionLog successor = open(dir, 3, Disk.SYSTEM);
+        List<Rec> served = contents(successor);
+        resume.countDown();
+        pass.get(30, TimeUnit.SECONDS);
+        assertThat(old.isFenced()).isTrue();
+
+        assertThat(contents(successor)).isEqualTo(served);
+        successor.close();
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString())).as("nothing of the successor's renamed aside")
+                    .noneMatch(n -> n.endsWith(".deleted"));
+        }
+        assertThat(contents(open(dir, 4, Disk.SYSTEM))).containsAll(after);
+    }
+
+    /** A close queued on the writer ahead of a pass's view does not wait for the pass's timeout. */
+    @Test
+    void aCloseQueuedAheadOfAPassDoesNotWaitForIt() throws Exception {
+        Path dir = tmp.resolve("closing");
+        PartitionLog log = writeCutLog(dir, Disk.SYSTEM);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor writer = new SerialExecutor(pool);
+            java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+            writer.execute(() -> {
+                try {
+                    busy.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
+            writer.execute(() -> {
+                try {
+                    log.close();
+                    closed.complete(null);
+                } catch (IOException e) {
+                    closed.completeExceptionally(e);
+                }
+            });
+            var pass = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return cleaner.clean(log, writer, reaper);
+                } catch (Exception e) {
+                    return Optional.<LogCleaner.Stats>empty();
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(log::cleaningHeld);
+            long t0 = System.nanoTime();
+            busy.countDown();
+
+            closed.get(10, TimeUnit.SECONDS);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("the pass let go at once").isLessThan(5_000);
+            assertThat(pass.get(10, TimeUnit.SECONDS)).isEmpty();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Segments a pass replaced are closed by the reaper without writing their indexes over the cleaned segment's. */
+    @Test
+    void replacedSegmentsClosedLaterLeaveTheCleanedIndexesAlone() throws Exception {
+        Path dir = tmp.resolve("indexes");
+        Map<String, String> immediate = new HashMap<>(configs());
+        immediate.put("file.delete.delay.ms", "0");
+        immediate.put("segment.bytes", "1000000");
+        PartitionLog first = PartitionLog.open(dir, TP, TOPIC_ID, 0, 1, LogConfig.from(immediate), clock::get, flusher, Disk.SYSTEM);
+        opened.add(first);
+        writeUpdates(first, 40);
+        // Taken over without a close (a crash): the old epoch's one segment is recovered, not sealed by a roll.
+        PartitionLog log = PartitionLog.open(dir, TP, TOPIC_ID, 1, 1, LogConfig.from(immediate), clock::get, flusher, Disk.SYSTEM);
+        opened.add(log);
+        LogSegment x = log.segments().get(0);
+        clean(log);
+        byte[] index = Files.readAllBytes(x.indexFile());
+        byte[] timeIndex = Files.readAllBytes(x.timeIndexFile());
+
+        org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> reaper.getCompletedTaskCount() > 0);
+        assertThat(Files.readAllBytes(x.indexFile())).isEqualTo(index);
+        assertThat(Files.readAllBytes(x.timeIndexFile())).isEqualTo(timeIndex);
     }
 
     private PartitionLog writeCutLog(Path dir, Disk disk) throws Exception {
