@@ -439,6 +439,38 @@ class ApiVersionMatrixIT {
         return r.data().results().get(0).configs().get(0).value();
     }
 
+    /** A topic, this broker and its loggers described at every version; another broker's id is refused as Apache refuses it. */
+    @Test
+    void describeConfigsOfEveryResourceTypeAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_CONFIGS); v++) {
+                var req = new org.apache.kafka.common.message.DescribeConfigsRequestData().setIncludeSynonyms(v >= 1);
+                for (var type : List.of(org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+                        org.apache.kafka.common.config.ConfigResource.Type.BROKER,
+                        org.apache.kafka.common.config.ConfigResource.Type.BROKER_LOGGER)) {
+                    req.resources().add(new org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource()
+                            .setResourceType(type.id()).setResourceName(type == org.apache.kafka.common.config.ConfigResource.Type.TOPIC
+                                    ? "matrix" : "1").setConfigurationKeys(null));
+                }
+                req.resources().add(new org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource()
+                        .setResourceType(org.apache.kafka.common.config.ConfigResource.Type.BROKER.id()).setResourceName("77")
+                        .setConfigurationKeys(null));
+                var r = (org.apache.kafka.common.requests.DescribeConfigsResponse) c.send(ApiKeys.DESCRIBE_CONFIGS, v, req);
+                var results = r.data().results();
+                assertThat(results).hasSize(4);
+                for (int i = 0; i < 3; i++) {
+                    assertThat(Errors.forCode(results.get(i).errorCode())).as("v%d resource %d", v, i).isEqualTo(Errors.NONE);
+                    assertThat(results.get(i).configs()).as("v%d resource %d", v, i).isNotEmpty();
+                }
+                assertThat(results.get(1).configs()).as("v%d", v)
+                        .anySatisfy(e -> assertThat(e.name() + "=" + e.value()).isEqualTo("node.id=1"))
+                        .anySatisfy(e -> assertThat(e.name() + "=" + e.value()).isEqualTo("log.flush.interval.messages=1"));
+                assertThat(results.get(2).configs()).as("v%d", v).anySatisfy(e -> assertThat(e.name()).isEqualTo("root"));
+                assertThat(Errors.forCode(results.get(3).errorCode())).as("v%d", v).isEqualTo(Errors.INVALID_REQUEST);
+            }
+        }
+    }
+
     @Test
     void alterConfigsAndIncrementalAlterConfigsAtEveryVersion() throws Exception {
         try (Admin admin = Admin.create(cluster.clientProps())) {

@@ -187,6 +187,15 @@ class ShellToolsIT {
         var loggers = configs("--describe", "--entity-type", "broker-loggers", "--entity-name", "1");
         assertThat(loggers.exitCode()).as(loggers.stderr()).isZero();
         assertThat(loggers.stdout()).contains("dev.kaas.broker.storage.LogCleaner=DEBUG").contains("root=INFO");
+        var broker = configs("--describe", "--all", "--entity-type", "brokers", "--entity-name", "1");
+        assertThat(broker.exitCode()).as(broker.stderr()).isZero();
+        assertThat(broker.stdout()).contains("All configs for broker 1 are:").contains("node.id=1")
+                .contains("log.retention.hours=168").contains("log.flush.interval.messages=1")
+                .containsPattern("listeners=PLAINTEXT://127\\.0\\.0\\.1:\\d+ sensitive=false synonyms=\\{STATIC_BROKER_CONFIG:listeners=");
+        var notDynamic = configs("--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "log.cleaner.threads=2");
+        assertThat(notDynamic.exitCode()).isNotZero();
+        assertThat(notDynamic.stdout() + notDynamic.stderr()).contains("Cannot update these configs dynamically");
+
         var badLevel = configs("--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
                 "--add-config", "dev.kaas.broker.storage.LogCleaner=LOUD");
         assertThat(badLevel.exitCode()).isNotZero();

@@ -29,17 +29,19 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
  * DescribeConfigs: for a topic, every Apache topic key with its effective value and source
  * (overrides as DYNAMIC_TOPIC_CONFIG, the rest DEFAULT_CONFIG), as {@code kafka-topics.sh
  * --describe} and {@code kafka-configs.sh --describe} read them; for BROKER_LOGGER, this broker's
- * loggers and their levels ({@link BrokerLoggers}). BROKER answers INVALID_REQUEST until broker
- * configs are served (src/docs/compatibility.md).
+ * loggers and their levels ({@link BrokerLoggers}); for BROKER, this broker's settings under
+ * Apache's key names ({@link BrokerConfigs}), all static (src/docs/compatibility.md).
  */
 @ApplicationScoped
 public class DescribeConfigsHandler implements ApiHandler {
     private final ClusterView view;
     private final int brokerId;
+    private final dev.kaas.broker.config.BrokerConfig config;
 
     public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config) {
         this.view = view;
         this.brokerId = config.broker().id();
+        this.config = config;
     }
 
     @Override
@@ -55,6 +57,10 @@ public class DescribeConfigsHandler implements ApiHandler {
             DescribeConfigsResult out = new DescribeConfigsResult().setResourceType(r.resourceType()).setResourceName(r.resourceName());
             if (r.resourceType() == ConfigResource.Type.BROKER_LOGGER.id()) {
                 resp.results().add(describeLoggers(r, out));
+                continue;
+            }
+            if (r.resourceType() == ConfigResource.Type.BROKER.id()) {
+                resp.results().add(describeBroker(ctx, data, r, out));
                 continue;
             }
             if (r.resourceType() != ConfigResource.Type.TOPIC.id()) {
@@ -99,6 +105,51 @@ public class DescribeConfigsHandler implements ApiHandler {
             resp.results().add(out.setErrorCode(Errors.NONE.code()));
         }
         return CompletableFuture.completedFuture(resp);
+    }
+
+    /**
+     * Apache's {@code ConfigHelper} for BROKER: the empty name is the cluster-wide dynamic defaults
+     * (kaas has none, so no entries); this broker's id lists its configuration ({@link BrokerConfigs}).
+     */
+    private DescribeConfigsResult describeBroker(RequestContext ctx, DescribeConfigsRequestData data,
+                                                 DescribeConfigsRequestData.DescribeConfigsResource r, DescribeConfigsResult out) {
+        String name = r.resourceName() == null ? "" : r.resourceName();
+        if (name.isEmpty()) {
+            return out.setErrorCode(Errors.NONE.code());
+        }
+        int id;
+        try {
+            id = Integer.parseInt(name);
+        } catch (NumberFormatException e) {
+            return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must be an integer, but it is: " + name);
+        }
+        if (id != brokerId) {
+            return out.setErrorCode(Errors.INVALID_REQUEST.code())
+                    .setErrorMessage("Unexpected broker id, expected " + brokerId + " or empty string, but received " + name);
+        }
+        List<String> wanted = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? null : r.configurationKeys();
+        for (BrokerConfigs.Entry e : BrokerConfigs.of(config)) {
+            if (wanted != null && !wanted.contains(e.name())) {
+                continue;
+            }
+            ConfigSource source = e.source();
+            DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(e.name()).setValue(e.value())
+                    .setReadOnly(true).setConfigSource(source.id()).setIsSensitive(false);
+            if (ctx.apiVersion() == 0) {
+                c.setIsDefault(source == ConfigSource.DEFAULT_CONFIG);
+            }
+            if (ctx.apiVersion() >= 3) {
+                c.setConfigType(e.type().id());
+            }
+            if (data.includeSynonyms()) {
+                c.synonyms().add(new DescribeConfigsSynonym().setName(e.name()).setValue(e.value()).setSource(source.id()));
+            }
+            if (data.includeDocumentation()) {
+                c.setDocumentation(e.doc());
+            }
+            out.configs().add(c);
+        }
+        return out.setErrorCode(Errors.NONE.code());
     }
 
     /** Apache's {@code ConfigHelper} for BROKER_LOGGER: this broker's id, every logger with its level, no synonyms. */

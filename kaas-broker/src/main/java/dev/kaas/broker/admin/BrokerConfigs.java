@@ -1,0 +1,136 @@
+package dev.kaas.broker.admin;
+
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.common.config.TopicConfigs;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+/**
+ * This broker's configuration under Apache 3.7's broker key names, as DescribeConfigs BROKER
+ * answers it ({@code kafka-configs.sh --describe --entity-type brokers}): the keys kaas honours,
+ * each with its value, its kaas key when it has one, and its source (STATIC_BROKER_CONFIG when
+ * the kaas key was set for this process, else DEFAULT_CONFIG). The {@code log.*} topic defaults
+ * have no kaas key: they are Apache's defaults, which kaas keeps (except
+ * {@code log.flush.interval.messages}, 1: see durability.md). None is dynamic: all are read-only.
+ */
+final class BrokerConfigs {
+    /** One broker key: its Apache name and type, the kaas key it reads (null: a fixed default), its value and a line of doc. */
+    record Entry(String name, ConfigType type, String kaasKey, String value, String doc) {
+        ConfigSource source() {
+            if (kaasKey == null) {
+                return ConfigSource.DEFAULT_CONFIG;
+            }
+            var v = ConfigProvider.getConfig().getConfigValue(kaasKey);
+            // System properties and the environment (what `./kaas up` and the manifests set) are this broker's static config.
+            return v.getRawValue() != null && v.getSourceOrdinal() > 250 ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+        }
+    }
+
+    private BrokerConfigs() {
+    }
+
+    static List<Entry> of(BrokerConfig c) {
+        BrokerConfig.Broker b = c.broker();
+        List<Entry> out = new ArrayList<>();
+        out.add(new Entry("node.id", ConfigType.INT, "kaas.broker.id", Integer.toString(b.id()), "This broker's id."));
+        out.add(new Entry("broker.id", ConfigType.INT, "kaas.broker.id", Integer.toString(b.id()), "This broker's id (as node.id)."));
+        out.add(new Entry("listeners", ConfigType.STRING, "kaas.broker.listeners", b.listeners(), "The Kafka listeners."));
+        out.add(new Entry("advertised.listeners", ConfigType.STRING, "kaas.broker.advertised-listeners", b.advertisedListeners(),
+                "The listeners' addresses as clients are told them."));
+        out.add(new Entry("log.dirs", ConfigType.STRING, "kaas.data-dir", java.nio.file.Path.of(c.dataDir()).toAbsolutePath().toString(),
+                "The shared volume's data directory, this broker's one log dir."));
+        out.add(new Entry("auto.create.topics.enable", ConfigType.BOOLEAN, "kaas.broker.auto-create-topics-enable",
+                Boolean.toString(b.autoCreateTopicsEnable()), "Whether Metadata for an unknown topic creates it."));
+        out.add(new Entry("socket.request.max.bytes", ConfigType.INT, "kaas.broker.socket-request-max-bytes",
+                Integer.toString(b.socketRequestMaxBytes()), "The largest request accepted."));
+        out.add(new Entry("queued.max.request.bytes", ConfigType.LONG, "kaas.broker.queued-max-request-bytes",
+                Long.toString(b.queuedMaxRequestBytes()), "Request bytes read but not yet answered, over all connections."));
+        out.add(new Entry("connections.max.idle.ms", ConfigType.LONG, "kaas.broker.connections-max-idle",
+                Long.toString(b.connectionsMaxIdle().toMillis()), "Idle connections are closed after this long."));
+        out.add(new Entry("max.connections.per.ip", ConfigType.INT, "kaas.broker.max-connections-per-ip",
+                Integer.toString(b.maxConnectionsPerIp()), "Connections one address may hold."));
+        out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
+                "The most bytes one Fetch answers."));
+        out.add(new Entry("log.retention.check.interval.ms", ConfigType.LONG, "kaas.broker.log-retention-check-interval",
+                Long.toString(b.logRetentionCheckInterval().toMillis()), "How often retention is checked."));
+        out.add(new Entry("log.cleaner.enable", ConfigType.BOOLEAN, "kaas.broker.log-cleaner-enable", Boolean.toString(b.logCleanerEnable()),
+                "Whether compacted topics are compacted."));
+        out.add(new Entry("log.cleaner.threads", ConfigType.INT, "kaas.broker.log-cleaner-threads", Integer.toString(b.logCleanerThreads()),
+                "Compaction passes run at once."));
+        out.add(new Entry("log.cleaner.backoff.ms", ConfigType.LONG, "kaas.broker.log-cleaner-backoff",
+                Long.toString(b.logCleanerBackoff().toMillis()), "How long an idle cleaner waits before looking again."));
+        out.add(new Entry("log.cleaner.dedupe.buffer.size", ConfigType.LONG, "kaas.broker.log-cleaner-dedupe-buffer-size",
+                Long.toString(b.logCleanerDedupeBufferSize()), "Key-map memory of all cleaner threads."));
+        out.add(new Entry("log.cleaner.io.buffer.size", ConfigType.INT, "kaas.broker.log-cleaner-io-buffer-size",
+                Integer.toString(b.logCleanerIoBufferSize()), "Read and write buffers of all cleaner threads."));
+        out.add(new Entry("log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-max-bytes-per-second",
+                Double.toString(b.logCleanerIoMaxBytesPerSecond()), "Each cleaner thread's read plus write rate."));
+        BrokerConfig.Group g = c.group();
+        out.add(new Entry("group.min.session.timeout.ms", ConfigType.INT, "kaas.group.min-session-timeout",
+                Long.toString(g.minSessionTimeout().toMillis()), "The shortest session timeout a member may ask for."));
+        out.add(new Entry("group.max.session.timeout.ms", ConfigType.INT, "kaas.group.max-session-timeout",
+                Long.toString(g.maxSessionTimeout().toMillis()), "The longest session timeout a member may ask for."));
+        out.add(new Entry("group.initial.rebalance.delay.ms", ConfigType.INT, "kaas.group.initial-rebalance-delay",
+                Long.toString(g.initialRebalanceDelay().toMillis()), "How long a new group waits for more members."));
+        out.add(new Entry("group.max.size", ConfigType.INT, "kaas.group.max-size", Integer.toString(g.maxSize()), "Members one group may have."));
+        out.add(new Entry("offsets.retention.minutes", ConfigType.INT, "kaas.group.offsets-retention",
+                Long.toString(g.offsetsRetention().toMinutes()), "How long an empty group's offsets are kept."));
+        out.add(new Entry("offsets.retention.check.interval.ms", ConfigType.LONG, "kaas.group.offsets-retention-check-interval",
+                Long.toString(g.offsetsRetentionCheckInterval().toMillis()), "How often expired offsets are removed."));
+        out.add(new Entry("offset.metadata.max.bytes", ConfigType.INT, "kaas.group.offset-metadata-max-bytes",
+                Integer.toString(g.offsetMetadataMaxBytes()), "The longest metadata a committed offset may carry."));
+        BrokerConfig.Transaction t = c.transaction();
+        out.add(new Entry("transaction.max.timeout.ms", ConfigType.INT, "kaas.transaction.max-timeout",
+                Long.toString(t.maxTimeout().toMillis()), "The longest transaction timeout a producer may ask for."));
+        out.add(new Entry("transactional.id.expiration.ms", ConfigType.INT, "kaas.transaction.id-expiration",
+                Long.toString(t.idExpiration().toMillis()), "How long an idle transactional id is kept."));
+        out.add(new Entry("transaction.abort.timed.out.transaction.cleanup.interval.ms", ConfigType.INT,
+                "kaas.transaction.abort-timed-out-interval", Long.toString(t.abortTimedOutInterval().toMillis()),
+                "How often timed-out transactions are aborted."));
+        out.add(new Entry("transaction.remove.expired.transaction.cleanup.interval.ms", ConfigType.INT,
+                "kaas.transaction.remove-expired-interval", Long.toString(t.removeExpiredInterval().toMillis()),
+                "How often expired transactional ids are removed."));
+        out.add(new Entry("transaction.partition.verification.enable", ConfigType.BOOLEAN, "kaas.transaction.partition-verification-enable",
+                Boolean.toString(t.partitionVerificationEnable()), "Whether a transaction's first write to a partition is verified."));
+        // The topic defaults: Apache's broker keys for them, with Apache's values (kaas has no setting for them yet).
+        topicDefault(out, "log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG, Function.identity());
+        topicDefault(out, "log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.roll.hours", TopicConfig.SEGMENT_MS_CONFIG, v -> Long.toString(Long.parseLong(v) / 3_600_000L));
+        topicDefault(out, "log.retention.ms", TopicConfig.RETENTION_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.retention.hours", TopicConfig.RETENTION_MS_CONFIG, v -> Long.toString(Long.parseLong(v) / 3_600_000L));
+        topicDefault(out, "log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG, Function.identity());
+        topicDefault(out, "log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG, Function.identity());
+        topicDefault(out, "message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Function.identity());
+        topicDefault(out, "log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, Function.identity());
+        topicDefault(out, "log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG, Function.identity());
+        topicDefault(out, "log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.cleaner.delete.retention.ms", TopicConfig.DELETE_RETENTION_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.cleaner.max.compaction.lag.ms", TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, Function.identity());
+        topicDefault(out, "log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, Function.identity());
+        topicDefault(out, "log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, Function.identity());
+        out.sort(java.util.Comparator.comparing(Entry::name));
+        return out;
+    }
+
+    private static void topicDefault(List<Entry> out, String name, String topicKey, Function<String, String> convert) {
+        ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(topicKey);
+        String value = ConfigValues.format(TopicConfigs.effective(java.util.Map.of()).get(topicKey));
+        ConfigType type = switch (def.type) {
+            case INT -> ConfigType.INT;
+            case LONG -> name.endsWith(".hours") ? ConfigType.INT : ConfigType.LONG;
+            case DOUBLE -> ConfigType.DOUBLE;
+            case LIST -> ConfigType.LIST;
+            case BOOLEAN -> ConfigType.BOOLEAN;
+            default -> ConfigType.STRING;
+        };
+        out.add(new Entry(name, type, null, convert.apply(value), "The default of the topic config " + topicKey + "."));
+    }
+}
