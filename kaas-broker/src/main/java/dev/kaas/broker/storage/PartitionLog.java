@@ -1135,7 +1135,9 @@ public final class PartitionLog {
             if (failure == null) {
                 markDurable(segment.baseOffset(), bytes);
                 lastFlushMs = clock.getAsLong();
-                if (config.syncEveryAppend() && target > highWatermark) {
+                // Whatever flush.messages says now: an append published while it switched (AlterConfigs) is
+                // visible once durable and owned, which this round proved.
+                if (target > highWatermark) {
                     highWatermark = target;
                     advanced = true;
                 }

@@ -46,6 +46,8 @@ public final class TestBrokerConfig {
             return Long.parseLong(value);
         } else if (t == boolean.class) {
             return Boolean.parseBoolean(value);
+        } else if (t == double.class) {
+            return Double.parseDouble(value);
         } else if (t == Duration.class) {
             return value.endsWith("d") ? Duration.ofDays(Long.parseLong(value.substring(0, value.length() - 1)))
                     : Duration.parse("PT" + value.toUpperCase());
