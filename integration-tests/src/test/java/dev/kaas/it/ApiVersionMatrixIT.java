@@ -493,8 +493,9 @@ class ApiVersionMatrixIT {
                 req.resources().add(unknown);
                 var logger = new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource()
                         .setResourceType(loggers).setResourceName("1");
+                String level = v % 2 == 0 ? "DEBUG" : "WARN";
                 logger.configs().add(new org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig()
-                        .setName("dev.kaas.broker.storage.LogCleaner").setConfigOperation((byte) 0).setValue("INFO"));
+                        .setName("dev.kaas.broker.storage.LogCleaner").setConfigOperation((byte) 0).setValue(level));
                 req.resources().add(logger);
                 var r = (org.apache.kafka.common.requests.IncrementalAlterConfigsResponse) c.send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, v, req);
                 assertThat(r.data().responses()).hasSize(3);
@@ -502,6 +503,12 @@ class ApiVersionMatrixIT {
                 assertThat(Errors.forCode(r.data().responses().get(1).errorCode())).as("v%d", v).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
                 assertThat(Errors.forCode(r.data().responses().get(2).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
                 assertThat(describedValue(c, "matrix-conf", "retention.ms")).as("v%d", v).isEqualTo(Integer.toString(100_000 + v));
+                var loggersReq = new org.apache.kafka.common.message.DescribeConfigsRequestData();
+                loggersReq.resources().add(new org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource()
+                        .setResourceType(loggers).setResourceName("1").setConfigurationKeys(List.of("dev.kaas.broker.storage.LogCleaner")));
+                var described = (org.apache.kafka.common.requests.DescribeConfigsResponse) c.send(ApiKeys.DESCRIBE_CONFIGS,
+                        max(ApiKeys.DESCRIBE_CONFIGS), loggersReq);
+                assertThat(described.data().results().get(0).configs().get(0).value()).as("v%d", v).isEqualTo(level);
             }
             for (short v = 0; v <= max(ApiKeys.ALTER_CONFIGS); v++) {
                 var req = new org.apache.kafka.common.message.AlterConfigsRequestData();

@@ -196,6 +196,10 @@ class ShellToolsIT {
         assertThat(notDynamic.exitCode()).isNotZero();
         assertThat(notDynamic.stdout() + notDynamic.stderr()).contains("Cannot update these configs dynamically");
 
+        var unknownLogger = configs("--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
+                "--add-config", "no.such.logger=DEBUG");
+        assertThat(unknownLogger.exitCode()).isNotZero();
+        assertThat(unknownLogger.stdout() + unknownLogger.stderr()).contains("Logger no.such.logger does not exist!");
         var badLevel = configs("--alter", "--entity-type", "broker-loggers", "--entity-name", "1",
                 "--add-config", "dev.kaas.broker.storage.LogCleaner=LOUD");
         assertThat(badLevel.exitCode()).isNotZero();

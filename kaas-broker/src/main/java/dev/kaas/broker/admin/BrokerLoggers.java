@@ -28,7 +28,7 @@ public final class BrokerLoggers {
     public static Map<String, String> loggers() {
         Map<String, String> out = new TreeMap<>();
         for (String name : Collections.list(LogManager.getLogManager().getLoggerNames())) {
-            Logger l = LogManager.getLogManager().getLogger(name);
+            Logger l = existing(name);
             if (l != null) {
                 out.put(name.isEmpty() ? ROOT : name, apacheName(effective(l)));
             }
@@ -38,7 +38,19 @@ public final class BrokerLoggers {
     }
 
     public static boolean exists(String name) {
-        return ROOT.equals(name) || LogManager.getLogManager().getLogger(name) != null;
+        return ROOT.equals(name) || existing(name) != null;
+    }
+
+    /**
+     * The logger of that name if something created it, else null. JBoss's {@code getLogger}
+     * creates what it is asked for, so asking it would make every name exist (and add it to the
+     * list for good).
+     */
+    private static Logger existing(String name) {
+        if (LogManager.getLogManager() instanceof org.jboss.logmanager.LogManager) {
+            return org.jboss.logmanager.LogContext.getLogContext().getLoggerIfExists(name);
+        }
+        return LogManager.getLogManager().getLogger(name);
     }
 
     /** @return null when {@code level} is one of Apache's, else Apache's message */

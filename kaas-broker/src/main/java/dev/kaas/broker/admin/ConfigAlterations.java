@@ -53,11 +53,25 @@ final class ConfigAlterations {
 
     private static final long APPLY_WAIT_MS = 10_000;
 
-    private final ControllerAdmin controller;
-    private final ClusterView view;
+    /** The controller's side of a topic change (a seam: tests answer it themselves). */
+    interface Controller {
+        CompletableFuture<dev.kaas.proto.AlterTopicConfigsReply> apply(AlterTopicConfigsCall call);
+    }
+
+    /** This broker applying an assignment version (a seam: tests complete it themselves). */
+    interface Applied {
+        CompletableFuture<Void> awaitVersion(long version);
+    }
+
+    private final Controller controller;
+    private final Applied view;
     private final int brokerId;
 
     ConfigAlterations(ControllerAdmin controller, ClusterView view, int brokerId) {
+        this(controller::alterTopicConfigs, view::awaitVersion, brokerId);
+    }
+
+    ConfigAlterations(Controller controller, Applied view, int brokerId) {
         this.controller = controller;
         this.view = view;
         this.brokerId = brokerId;
@@ -106,24 +120,38 @@ final class ConfigAlterations {
         if (call.getTopicsCount() == 0) {
             return CompletableFuture.completedFuture(inOrder(resources, results));
         }
-        return controller.alterTopicConfigs(call.build()).thenCompose(reply -> {
-            boolean changed = false;
-            for (TopicResult t : reply.getResultsList()) {
-                Resource r = forwarded.get(t.getName());
-                if (r != null) {
-                    Errors e = Errors.forCode((short) t.getErrorCode());
-                    results.put(r, e == Errors.NONE ? Result.OK : Result.of(e, t.getErrorMessage().isEmpty() ? null : t.getErrorMessage()));
-                    changed |= e == Errors.NONE;
-                }
+        return controller.apply(call.build()).handle((reply, failure) -> {
+            if (failure != null) {
+                // The controller did not answer: only what went to it failed (loggers were set, refusals stand).
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                Errors e = Errors.forException(cause);
+                forwarded.values().forEach(r -> results.put(r, Result.of(e, e.message())));
+                return CompletableFuture.completedFuture(inOrder(resources, results));
             }
-            List<Result> out = inOrder(resources, results);
-            if (!changed || validateOnly) {
-                return CompletableFuture.completedFuture(out);
+            return afterController(reply, resources, results, forwarded, validateOnly);
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<List<Result>> afterController(dev.kaas.proto.AlterTopicConfigsReply reply, List<Resource> resources,
+                                                            Map<Resource, Result> results, Map<String, Resource> forwarded,
+                                                            boolean validateOnly) {
+        boolean changed = false;
+        for (TopicResult t : reply.getResultsList()) {
+            Resource r = forwarded.get(t.getName());
+            if (r != null) {
+                Errors e = Errors.forCode((short) t.getErrorCode());
+                results.put(r, e == Errors.NONE ? Result.OK : Result.of(e, t.getErrorMessage().isEmpty() ? null : t.getErrorMessage()));
+                changed |= e == Errors.NONE;
             }
-            return view.awaitVersion(reply.getAssignmentVersion())
-                    .completeOnTimeout(null, APPLY_WAIT_MS, TimeUnit.MILLISECONDS)
-                    .thenApply(v -> out);
-        });
+        }
+        List<Result> out = inOrder(resources, results);
+        if (!changed || validateOnly) {
+            return CompletableFuture.completedFuture(out);
+        }
+        return view.awaitVersion(reply.getAssignmentVersion())
+                .completeOnTimeout(null, APPLY_WAIT_MS, TimeUnit.MILLISECONDS)
+                .thenApply(v -> out);
     }
 
     private static List<Result> inOrder(List<Resource> resources, Map<Resource, Result> results) {
@@ -154,9 +182,11 @@ final class ConfigAlterations {
             // Legacy AlterConfigs never knew this type.
             return Result.of(Errors.INVALID_REQUEST, "Unknown resource type " + r.type());
         }
-        for (Op o : r.ops()) {
-            if (OpType.forId(o.op()) == null) {
-                return Result.of(Errors.INVALID_REQUEST, "Unknown operations type " + o.op());
+        if (type != ConfigResource.Type.BROKER_LOGGER) {
+            for (Op o : r.ops()) {
+                if (OpType.forId(o.op()) == null) {
+                    return Result.of(Errors.INVALID_REQUEST, "Unknown operations type " + o.op());
+                }
             }
         }
         return null;
@@ -170,6 +200,9 @@ final class ConfigAlterations {
         }
         for (Op o : r.ops()) {
             OpType op = OpType.forId(o.op());
+            if (op == null) {
+                return Result.of(Errors.INVALID_REQUEST, "Unknown operation type " + o.op() + " is not allowed for the BROKER_LOGGER resource");
+            }
             if (op == OpType.APPEND || op == OpType.SUBTRACT) {
                 return Result.of(Errors.INVALID_REQUEST, op + " operation is not allowed for the BROKER_LOGGER resource");
             }
@@ -205,10 +238,11 @@ final class ConfigAlterations {
                 return name;
             }
         }
-        if (r.ops().isEmpty()) {
+        // Deleting a key nothing set dynamically leaves the same properties, which Apache accepts.
+        List<String> keys = r.ops().stream().filter(o -> OpType.forId(o.op()) != OpType.DELETE).map(Op::name).sorted().toList();
+        if (keys.isEmpty()) {
             return Result.OK;
         }
-        List<String> keys = r.ops().stream().map(Op::name).sorted().toList();
         return Result.of(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + String.join(", ", keys) + ")");
     }
 

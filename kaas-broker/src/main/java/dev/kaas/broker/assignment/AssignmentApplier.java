@@ -201,7 +201,12 @@ public class AssignmentApplier implements AssignmentReceiver {
                     && !log.isFenced() && !log.isFailed();
             if (same) {
                 // A config change (AlterConfigs, a KafkaTopic edit) applies to the open log.
-                log.updateConfig(w.topic().topic().configs());
+                try {
+                    log.updateConfig(w.topic().topic().configs());
+                } catch (RuntimeException ex) {
+                    // The controller validated them; whatever went wrong here must not stop the rest of the assignment.
+                    LOG.errorf(ex, "could not apply the topic config of partition=%s", tp);
+                }
                 continue;
             }
             partitions.remove(tp);

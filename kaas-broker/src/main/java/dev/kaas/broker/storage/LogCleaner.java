@@ -183,7 +183,11 @@ public final class LogCleaner {
 
     private Optional<Stats> pass(PartitionLog log, PartitionLog.CleaningView view, ScheduledExecutorService reaper)
             throws IOException, InterruptedException {
+        // One reading for the whole pass: AlterConfigs may change the policy or the horizons meanwhile.
         LogConfig config = log.config();
+        if (!config.compacted()) {
+            return Optional.empty();
+        }
         long started = clock.getAsLong();
         Compaction.Range range = range(view, config, started);
         if (range.checkpointReset()) {
@@ -235,7 +239,7 @@ public final class LogCleaner {
             List<LogSegment> sources = new ArrayList<>(group.size());
             group.forEach(i -> sources.add(toClean.get(i)));
             long groupEnd = ends.get(group.get(group.size() - 1));
-            cleanGroup(log, sources, groupEnd, view.producers(), txns, now, reaper, io);
+            cleanGroup(log, config, sources, groupEnd, view.producers(), txns, now, reaper, io);
             cleanedSegments += sources.size();
         }
         log.writeCleanerCheckpoint(endOffset);
@@ -302,11 +306,12 @@ public final class LogCleaner {
     }
 
     /** Cleans {@code sources} (all of {@code [first base, end)}) into one new segment and swaps it in. */
-    private void cleanGroup(PartitionLog log, List<LogSegment> sources, long end, Map<Long, PartitionLog.LastRecord> producers,
-                            TxnTracker txns, long now, ScheduledExecutorService reaper, long[] io) throws IOException, InterruptedException {
+    private void cleanGroup(PartitionLog log, LogConfig config, List<LogSegment> sources, long end,
+                            Map<Long, PartitionLog.LastRecord> producers, TxnTracker txns, long now, ScheduledExecutorService reaper,
+                            long[] io) throws IOException, InterruptedException {
         LogSegment first = sources.get(0);
         LogSegment cleaned = LogSegment.createStaged(log.disk(), log.directory(), first.leaderEpoch(), first.baseOffset(),
-                log.config().indexIntervalBytes(), PartitionLog.CLEANED);
+                config.indexIntervalBytes(), PartitionLog.CLEANED);
         txns.cleanedIndex = cleaned.txnIndex();
         boolean swapped = false;
         try {
@@ -314,7 +319,7 @@ public final class LogCleaner {
                 LogSegment s = sources.get(i);
                 long upper = i + 1 < sources.size() ? sources.get(i + 1).baseOffset() : end;
                 txns.addAborted(log.abortedTxnEntries(s.baseOffset(), upper));
-                cleanInto(log, s, cleaned, producers, txns, now, io);
+                cleanInto(log, config, s, cleaned, producers, txns, now, io);
             }
             checkStop(log);
             log.replaceSegments(cleaned, sources, end, reaper);
@@ -346,9 +351,9 @@ public final class LogCleaner {
     }
 
     /** Apache's {@code cleanInto}: the records of {@code source} worth keeping, appended to {@code dest}. */
-    private void cleanInto(PartitionLog log, LogSegment source, LogSegment dest, Map<Long, PartitionLog.LastRecord> producers,
-                           TxnTracker txns, long now, long[] io) throws IOException, InterruptedException {
-        LogConfig config = log.config();
+    private void cleanInto(PartitionLog log, LogConfig config, LogSegment source, LogSegment dest,
+                           Map<Long, PartitionLog.LastRecord> producers, TxnTracker txns, long now, long[] io)
+            throws IOException, InterruptedException {
         OffsetMap offsets = map;
         RecordFilter filter = new RecordFilter(now, config.deleteRetentionMs()) {
             private boolean discardBatchRecords;

@@ -604,6 +604,8 @@ public final class PartitionLog {
      */
     public AppendResult append(MemoryRecords records, VerificationGuards.Ticket verified) throws IOException {
         ensureWritable();
+        // One reading of the topic's config for the whole append: AlterConfigs may replace it meanwhile.
+        LogConfig c = config;
         long now = clock.getAsLong();
         ByteBuffer buffer = records.buffer();
         int count = 0;
@@ -622,7 +624,7 @@ public final class PartitionLog {
                 throw new UnsupportedForMessageFormatException("kaas stores only v2 record batches, got magic " + batch.magic());
             }
             // Recovery refuses batches over MAX_BATCH_BYTES, so none may be acknowledged, whatever max.message.bytes says.
-            int maxBytes = Math.min(config.maxMessageBytes(), LogSegment.MAX_BATCH_BYTES);
+            int maxBytes = Math.min(c.maxMessageBytes(), LogSegment.MAX_BATCH_BYTES);
             if (batch.sizeInBytes() > maxBytes) {
                 throw new RecordTooLargeException("The record batch size in the append to " + tp + " is " + batch.sizeInBytes()
                         + " bytes which exceeds the maximum configured value of " + maxBytes + ".");
@@ -649,7 +651,7 @@ public final class PartitionLog {
             }
             ByteBuffer batchBytes = buffer.duplicate();
             batchBytes.position(buffer.position() + totalBytes).limit(buffer.position() + totalBytes + batch.sizeInBytes());
-            maxTimestamps[i] = RecordValidator.validate((DefaultRecordBatch) batch, batchBytes, config, now).maxTimestamp();
+            maxTimestamps[i] = RecordValidator.validate((DefaultRecordBatch) batch, batchBytes, c, now).maxTimestamp();
             count += n;
             totalBytes += batch.sizeInBytes();
         }
@@ -672,7 +674,7 @@ public final class PartitionLog {
                 }
                 if (dup != null) {
                     if (batches.size() == 1) {
-                        return new AppendResult(dup.firstOffset(), dup.lastOffset(), config.logAppendTime() ? dup.timestamp() : RecordBatch.NO_TIMESTAMP, logStartOffset);
+                        return new AppendResult(dup.firstOffset(), dup.lastOffset(), c.logAppendTime() ? dup.timestamp() : RecordBatch.NO_TIMESTAMP, logStartOffset);
                     }
                     throw new InvalidRecordException("Duplicate batch inside a multi-batch produce for " + tp);
                 }
@@ -685,7 +687,7 @@ public final class PartitionLog {
             MutableRecordBatch batch = batches.get(i);
             batch.setLastOffset(next + (int) (batch.lastOffset() - batch.baseOffset()));
             batch.setPartitionLeaderEpoch(leaderEpoch);
-            if (config.logAppendTime()) {
+            if (c.logAppendTime()) {
                 batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, now);
             } else {
                 // As Apache: the header's max timestamp is the records' (rewritten, with the CRC, only when it differs).
@@ -708,8 +710,8 @@ public final class PartitionLog {
                 }
             }
         }
-        publish(next, count);
-        return new AppendResult(base, next - 1, config.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
+        publish(next, count, c);
+        return new AppendResult(base, next - 1, c.logAppendTime() ? now : RecordBatch.NO_TIMESTAMP, logStartOffset);
     }
 
     /**
@@ -749,8 +751,9 @@ public final class PartitionLog {
             }
             view.add(new Retention.Segment(s.baseOffset(), s.nextOffset(), s.size(), largest));
         }
-        Retention.Decision d = Retention.decide(view, logStartOffset, highWatermark, logEndOffset, config.retentionMs(),
-                config.retentionBytes(), config.deletePolicy(), now);
+        LogConfig c = config;
+        Retention.Decision d = Retention.decide(view, logStartOffset, highWatermark, logEndOffset, c.retentionMs(),
+                c.retentionBytes(), c.deletePolicy(), now);
         if (d.count() == 0) {
             return 0;
         }
@@ -871,14 +874,14 @@ public final class PartitionLog {
     }
 
     /** Makes appended offsets up to {@code next} part of the log; with page-cache acknowledgement, visible at once. */
-    private void publish(long next, int count) {
+    private void publish(long next, int count, LogConfig c) {
         boolean flushNow;
         synchronized (flushLock) {
             logEndOffset = next;
             unflushedMessages += count;
-            flushNow = !config.syncEveryAppend() && unflushedMessages >= config.flushMessages();
+            flushNow = !c.syncEveryAppend() && unflushedMessages >= c.flushMessages();
         }
-        if (!config.syncEveryAppend()) {
+        if (!c.syncEveryAppend()) {
             // Page-cache acknowledgement, as Apache with flush.messages > 1: visible at once.
             highWatermark = next;
             dropStable(next);
@@ -909,7 +912,7 @@ public final class PartitionLog {
         LogSegment segment = active;
         segment.append(marker.buffer().duplicate(), now);
         finish(segment, producers.completeTxn(producerId, producerEpoch, coordinatorEpoch, offset, !commit));
-        publish(offset + 1, 1);
+        publish(offset + 1, 1, config);
         return offset;
     }
 
@@ -1021,10 +1024,30 @@ public final class PartitionLog {
      * writer's task that appended.
      */
     public CompletableFuture<Void> awaitDurable(long endOffset, SerialExecutor writer) {
-        if (!config.syncEveryAppend() || endOffset <= highWatermark) {
+        if (!config.syncEveryAppend()) {
+            // Page-cache acknowledgement. An append published while flush.messages was still 1 (AlterConfigs
+            // changed it in between) did not move the high watermark: it becomes visible with its answer.
+            raiseHighWatermark(endOffset);
+            return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
+        }
+        if (endOffset <= highWatermark) {
             return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
         }
         return awaitFlush(endOffset, writer);
+    }
+
+    private void raiseHighWatermark(long endOffset) {
+        boolean advanced = false;
+        synchronized (flushLock) {
+            if (endOffset > highWatermark && endOffset <= logEndOffset) {
+                highWatermark = endOffset;
+                advanced = true;
+            }
+        }
+        if (advanced) {
+            dropStable(endOffset);
+            notifyHighWatermark();
+        }
     }
 
     /**

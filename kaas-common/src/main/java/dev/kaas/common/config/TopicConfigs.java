@@ -80,12 +80,23 @@ public final class TopicConfigs {
                 return "Null value not supported for topic configs: " + key;
             }
         }
+        Map<String, Object> values;
         try {
-            DEF.parse(overrides);
-            return null;
+            values = DEF.parse(overrides);
         } catch (ConfigException e) {
             return e.getMessage();
         }
+        // Apache's LogConfig.validateValues and validateRemoteStorageOnlyIfSystemEnabled (kaas has no remote tier).
+        long minLag = (Long) values.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG);
+        long maxLag = (Long) values.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG);
+        if (minLag > maxLag) {
+            return "conflict topic config setting " + TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG + " (" + minLag + ") > "
+                    + TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG + " (" + maxLag + ")";
+        }
+        if (Boolean.TRUE.equals(values.get(TopicConfig.REMOTE_LOG_STORAGE_ENABLE_CONFIG))) {
+            return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
+        }
+        return null;
     }
 
     /** Effective values: overrides over defaults, typed as {@link ConfigDef} parses them. */

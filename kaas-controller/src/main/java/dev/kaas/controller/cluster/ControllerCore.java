@@ -481,9 +481,14 @@ public final class ControllerCore {
             }
             TopicRules.Problem problem = null;
             Map<String, String> configs = null;
+            // Apache's order: the operations, then the name, the values, and last whether the topic exists.
             try {
-                Topic.validate(t.getName());
                 configs = TopicRules.applyConfigOps(at < 0 ? Map.of() : next.get(at).configs(), t.getReplace(), t.getOpsList());
+                if (t.getName().isEmpty()) {
+                    problem = new TopicRules.Problem(Errors.INVALID_REQUEST, "InvalidTopicName", "Default topic resources are not allowed.");
+                } else {
+                    Topic.validate(t.getName());
+                }
             } catch (org.apache.kafka.common.errors.InvalidTopicException e) {
                 problem = new TopicRules.Problem(Errors.INVALID_TOPIC_EXCEPTION, "InvalidTopicName", e.getMessage());
             } catch (TopicRules.ConfigOpException e) {

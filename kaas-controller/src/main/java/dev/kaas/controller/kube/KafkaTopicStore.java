@@ -186,11 +186,12 @@ final class KafkaTopicStore implements TopicCatalog {
                     observed = existing.getMetadata().getGeneration() == null ? observed : existing.getMetadata().getGeneration();
                 }
                 Map<String, String> declaredConfig = declaration(existing).configs();
-                Map<String, String> acceptedConfig = before.getConfig() == null ? Map.of() : before.getConfig();
-                if (declaredConfig.equals(acceptedConfig) && !declaredConfig.equals(spec.configs())) {
-                    // AlterConfigs through the Kafka API: the resource must declare the new overrides too, or
-                    // the next reconcile would read the old ones as asked for. A resource whose config was
-                    // edited since it was last accepted is the user's word and is left alone.
+                TopicSpec stored = lastStored.get(spec.topicId());
+                if (stored != null && declaredConfig.equals(stored.configs()) && !declaredConfig.equals(spec.configs())) {
+                    // AlterConfigs through the Kafka API changed the catalog's overrides: the resource must declare
+                    // them too, or the next reconcile would read the old ones as asked for. A resource that says
+                    // anything but what the catalog held before this change was edited by its user (maybe not yet
+                    // accepted): that is the user's word, and is left alone.
                     fence.check(leaseEpoch, "the spec of KafkaTopic " + existing.getMetadata().getName());
                     existing = writeSpecConfig(existing, spec.configs());
                     observed = existing.getMetadata().getGeneration() == null ? observed : existing.getMetadata().getGeneration();
@@ -269,6 +270,9 @@ final class KafkaTopicStore implements TopicCatalog {
     }
 
     private KafkaTopic writeSpecConfig(KafkaTopic resource, Map<String, String> configs) throws IOException {
+        if (resource.getSpec() == null) {
+            resource.setSpec(new KafkaTopicSpec());
+        }
         resource.getSpec().setConfig(configs.isEmpty() ? null : new TreeMap<String, Object>(configs));
         try {
             KafkaTopic updated = calls.within(timeoutMs, "writing the spec of KafkaTopic " + resource.getMetadata().getName(),

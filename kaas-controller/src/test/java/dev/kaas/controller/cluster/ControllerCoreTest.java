@@ -248,7 +248,17 @@ class ControllerCoreTest {
         assertThat(Errors.forCode((short) badValue.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
         assertThat(badValue.getResults(0).getErrorMessage()).contains("retention.ms");
         var unknownKey = core.alterTopicConfigs(alter("t", false, op("no.such.key", 0, "1")));
+        assertThat(Errors.forCode((short) unknownKey.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
         assertThat(unknownKey.getResults(0).getErrorMessage()).isEqualTo("Unknown topic config name: no.such.key");
+        var lags = core.alterTopicConfigs(alter("t", false, op("min.compaction.lag.ms", 0, "10"), op("max.compaction.lag.ms", 0, "5")));
+        assertThat(Errors.forCode((short) lags.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(lags.getResults(0).getErrorMessage())
+                .isEqualTo("conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)");
+        var remote = core.alterTopicConfigs(alter("t", false, op("remote.storage.enable", 0, "true")));
+        assertThat(Errors.forCode((short) remote.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        var defaultTopic = core.alterTopicConfigs(alter("", false, op("retention.ms", 0, "1")));
+        assertThat(Errors.forCode((short) defaultTopic.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(defaultTopic.getResults(0).getErrorMessage()).isEqualTo("Default topic resources are not allowed.");
         var missing = core.alterTopicConfigs(alter("missing", false, op("retention.ms", 0, "1")));
         assertThat(Errors.forCode((short) missing.getResults(0).getErrorCode())).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
         assertThat(missing.getResults(0).getErrorMessage()).isEqualTo("The topic 'missing' does not exist.");

@@ -175,6 +175,23 @@ class KafkaTopicReconcileTest {
         assertThat(ready(get(t.getMetadata().getName())).getStatus()).isEqualTo("True");
     }
 
+    /** A resource with no spec at all (every field defaulted) gets one when AlterConfigs writes its config. */
+    @Test
+    void alterConfigsOnAResourceWithoutASpecWritesOne() throws Exception {
+        KafkaTopic bare = new KafkaTopic();
+        bare.setMetadata(new ObjectMetaBuilder().withName("bare").withNamespace("kaas").build());
+        user.resource(bare).create();
+        core.reconcileDeclarations();
+        assertThat(published("bare").partitions()).isNotEmpty();
+
+        var reply = core.alterTopicConfigs(dev.kaas.proto.AlterTopicConfigsCall.newBuilder().addTopics(
+                dev.kaas.proto.TopicConfigChange.newBuilder().setName("bare")
+                        .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("retention.ms").setOp(0).setValue("1000"))).build());
+
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(get("bare").getSpec().getConfig()).isEqualTo(Map.of("retention.ms", "1000"));
+    }
+
     /** A resource the user edited (here to an invalid config) is the user's word: an API change does not overwrite it. */
     @Test
     void anEditedResourcesConfigIsNotOverwrittenByAnApiChange() throws Exception {
