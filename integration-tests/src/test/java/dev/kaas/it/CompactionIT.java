@@ -2,7 +2,6 @@ package dev.kaas.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,7 +11,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -152,14 +150,6 @@ class CompactionIT {
         }
     }
 
-    static long diskBytes(String topic) throws Exception {
-        try (Stream<Path> dirs = Files.list(cluster.dataDir())) {
-            Path dir = dirs.filter(d -> d.getFileName().toString().startsWith(topic + "-")).findFirst().orElseThrow().resolve("0");
-            try (Stream<Path> files = Files.list(dir)) {
-                return files.filter(f -> f.toString().endsWith(".log")).mapToLong(f -> f.toFile().length()).sum();
-            }
-        }
-    }
 
     @Test
     void aHundredThousandUpdatesOverAThousandKeysEndAsTheLatestValueOfEachKey() throws Exception {
@@ -176,7 +166,7 @@ class CompactionIT {
             assertConsistent(seen, w, "compacted");
             assertThat(seen.stream().filter(r -> !r.key().equals("filler")).count()).isBetween(900L, 1_000L);
         });
-        assertThat(diskBytes(topic)).as("disk usage falls from %d bytes", written).isLessThan(written / 20);
+        assertThat(cluster.segmentBytes(topic)).as("disk usage falls from %d bytes", written).isLessThan(written / 20);
 
         // After delete.retention.ms, the next pass drops the tombstones.
         Thread.sleep(3000);

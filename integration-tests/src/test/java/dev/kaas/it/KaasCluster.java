@@ -126,6 +126,16 @@ public final class KaasCluster implements AutoCloseable {
         return dataDir;
     }
 
+    /** Bytes of partition 0's segment files ({@code .log}) of {@code topic}: what retention and compaction free. */
+    public long segmentBytes(String topic) throws IOException {
+        try (java.util.stream.Stream<Path> dirs = Files.list(dataDir)) {
+            Path dir = dirs.filter(d -> d.getFileName().toString().startsWith(topic + "-")).findFirst().orElseThrow().resolve("0");
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                return files.filter(f -> f.toString().endsWith(".log")).mapToLong(f -> f.toFile().length()).sum();
+            }
+        }
+    }
+
     public Properties clientProps() {
         Properties p = new Properties();
         p.put("bootstrap.servers", bootstrap());

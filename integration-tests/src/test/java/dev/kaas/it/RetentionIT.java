@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -92,15 +91,6 @@ class RetentionIT {
         }
     }
 
-    static long diskBytes(String topic) throws Exception {
-        try (Stream<Path> dirs = Files.list(cluster.dataDir())) {
-            Path dir = dirs.filter(d -> d.getFileName().toString().startsWith(topic + "-")).findFirst().orElseThrow().resolve("0");
-            try (Stream<Path> files = Files.list(dir)) {
-                return files.filter(f -> f.toString().endsWith(".log")).mapToLong(f -> f.toFile().length()).sum();
-            }
-        }
-    }
-
     @Test
     void byTimeEverythingOlderThanRetentionMsGoesAndConsumersStartAtTheLogStart() throws Exception {
         String topic = "by-time";
@@ -121,7 +111,7 @@ class RetentionIT {
         assertThat(seen.get(seen.size() - 1).value()).startsWith("119-");
         // Retention ran while the old records were written, so there is no "before" to compare with:
         // what is on disk is what was kept (about 30 records), not the 120 x 200+ bytes written.
-        assertThat(diskBytes(topic)).as("disk usage is what was kept").isLessThan(120L * 200 / 2);
+        assertThat(cluster.segmentBytes(topic)).as("disk usage is what was kept").isLessThan(120L * 200 / 2);
     }
 
     /** IncrementalAlterConfigs reaches the open partition: retention at its next check, max.message.bytes at the next produce. */
@@ -161,7 +151,7 @@ class RetentionIT {
         TopicPartition tp = new TopicPartition(topic, 0);
         produce(topic, 0, 200);
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> earliest(tp) > 0);
-        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> diskBytes(topic) <= 6144 + 2048);
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> cluster.segmentBytes(topic) <= 6144 + 2048);
         long start = earliest(tp);
         List<ConsumerRecord<String, String>> seen = readFromEarliest(topic, (int) (200 - start));
         assertThat(seen).hasSize((int) (200 - start));

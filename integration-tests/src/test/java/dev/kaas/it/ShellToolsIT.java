@@ -25,11 +25,16 @@ class ShellToolsIT {
     }
 
     static ShellTools.Result topics(String... args) throws Exception {
+        return withBootstrap("org.apache.kafka.tools.TopicCommand", args);
+    }
+
+    /** An Apache tool against this cluster: {@code --bootstrap-server} first, then {@code args}. */
+    static ShellTools.Result withBootstrap(String mainClass, String... args) throws Exception {
         String[] all = new String[args.length + 2];
         all[0] = "--bootstrap-server";
         all[1] = cluster.bootstrap();
         System.arraycopy(args, 0, all, 2, args.length);
-        return ShellTools.run("org.apache.kafka.tools.TopicCommand", null, all);
+        return ShellTools.run(mainClass, null, all);
     }
 
     @Test
@@ -148,11 +153,7 @@ class ShellToolsIT {
     }
 
     static ShellTools.Result configs(String... args) throws Exception {
-        String[] all = new String[args.length + 2];
-        all[0] = "--bootstrap-server";
-        all[1] = cluster.bootstrap();
-        System.arraycopy(args, 0, all, 2, args.length);
-        return ShellTools.run("kafka.admin.ConfigCommand", null, all);
+        return withBootstrap("kafka.admin.ConfigCommand", args);
     }
 
     /** kafka-configs.sh: topic configs added, described (also with --all) and deleted; broker loggers set and described. */

@@ -83,24 +83,9 @@ public class DescribeConfigsHandler implements ApiHandler {
                 if (def == null) {
                     continue;
                 }
-                boolean override = overrides.containsKey(key);
-                ConfigSource source = override ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
+                ConfigSource source = overrides.containsKey(key) ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
                 String value = ConfigValues.format(effective.get(key));
-                DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(key).setValue(value)
-                        .setReadOnly(false).setConfigSource(source.id()).setIsSensitive(false);
-                if (ctx.apiVersion() == 0) {
-                    c.setIsDefault(!override);
-                }
-                if (ctx.apiVersion() >= 3) {
-                    c.setConfigType(type(def.type).id());
-                }
-                if (data.includeSynonyms()) {
-                    c.synonyms().add(new DescribeConfigsSynonym().setName(key).setValue(value).setSource(source.id()));
-                }
-                if (data.includeDocumentation()) {
-                    c.setDocumentation(def.documentation);
-                }
-                out.configs().add(c);
+                out.configs().add(entry(ctx, data, key, value, source, false, type(def.type), def.documentation));
             }
             resp.results().add(out.setErrorCode(Errors.NONE.code()));
         }
@@ -117,39 +102,53 @@ public class DescribeConfigsHandler implements ApiHandler {
         if (name.isEmpty()) {
             return out.setErrorCode(Errors.NONE.code());
         }
-        int id;
-        try {
-            id = Integer.parseInt(name);
-        } catch (NumberFormatException e) {
-            return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must be an integer, but it is: " + name);
-        }
-        if (id != brokerId) {
-            return out.setErrorCode(Errors.INVALID_REQUEST.code())
-                    .setErrorMessage("Unexpected broker id, expected " + brokerId + " or empty string, but received " + name);
+        if (!isThisBroker(name, "Unexpected broker id, expected " + brokerId + " or empty string, but received " + name, out)) {
+            return out;
         }
         List<String> wanted = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? null : r.configurationKeys();
         for (BrokerConfigs.Entry e : BrokerConfigs.of(config)) {
             if (wanted != null && !wanted.contains(e.name())) {
                 continue;
             }
-            ConfigSource source = e.source();
-            DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(e.name()).setValue(e.value())
-                    .setReadOnly(true).setConfigSource(source.id()).setIsSensitive(false);
-            if (ctx.apiVersion() == 0) {
-                c.setIsDefault(source == ConfigSource.DEFAULT_CONFIG);
-            }
-            if (ctx.apiVersion() >= 3) {
-                c.setConfigType(e.type().id());
-            }
-            if (data.includeSynonyms()) {
-                c.synonyms().add(new DescribeConfigsSynonym().setName(e.name()).setValue(e.value()).setSource(source.id()));
-            }
-            if (data.includeDocumentation()) {
-                c.setDocumentation(e.doc());
-            }
-            out.configs().add(c);
+            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), true, e.type(), e.doc()));
         }
         return out.setErrorCode(Errors.NONE.code());
+    }
+
+    /** One described key, with what the request's version and flags ask for. */
+    private static DescribeConfigsResourceResult entry(RequestContext ctx, DescribeConfigsRequestData data, String name, String value,
+                                                       ConfigSource source, boolean readOnly, ConfigType type, String doc) {
+        DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(name).setValue(value)
+                .setReadOnly(readOnly).setConfigSource(source.id()).setIsSensitive(false);
+        if (ctx.apiVersion() == 0) {
+            c.setIsDefault(source == ConfigSource.DEFAULT_CONFIG);
+        }
+        if (ctx.apiVersion() >= 3) {
+            c.setConfigType(type.id());
+        }
+        if (data.includeSynonyms()) {
+            c.synonyms().add(new DescribeConfigsSynonym().setName(name).setValue(value).setSource(source.id()));
+        }
+        if (data.includeDocumentation()) {
+            c.setDocumentation(doc);
+        }
+        return c;
+    }
+
+    /** True when {@code name} is this broker's id; else {@code out} carries Apache's INVALID_REQUEST. */
+    private boolean isThisBroker(String name, String mismatch, DescribeConfigsResult out) {
+        int id;
+        try {
+            id = Integer.parseInt(name);
+        } catch (NumberFormatException e) {
+            out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must be an integer, but it is: " + name);
+            return false;
+        }
+        if (id != brokerId) {
+            out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(mismatch);
+            return false;
+        }
+        return true;
     }
 
     /** Apache's {@code ConfigHelper} for BROKER_LOGGER: this broker's id, every logger with its level, no synonyms. */
@@ -158,15 +157,8 @@ public class DescribeConfigsHandler implements ApiHandler {
         if (name == null || name.isEmpty()) {
             return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must not be empty");
         }
-        int id;
-        try {
-            id = Integer.parseInt(name);
-        } catch (NumberFormatException e) {
-            return out.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Broker id must be an integer, but it is: " + name);
-        }
-        if (id != brokerId) {
-            return out.setErrorCode(Errors.INVALID_REQUEST.code())
-                    .setErrorMessage("Unexpected broker id, expected " + brokerId + " but received " + name);
+        if (!isThisBroker(name, "Unexpected broker id, expected " + brokerId + " but received " + name, out)) {
+            return out;
         }
         Map<String, String> loggers = BrokerLoggers.loggers();
         List<String> keys = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? List.copyOf(loggers.keySet())

@@ -75,7 +75,10 @@ final class LogSegment implements AutoCloseable {
     }
 
     static LogSegment create(Disk disk, Path dir, int leaderEpoch, long baseOffset, int indexIntervalBytes) throws IOException {
-        Path log = dir.resolve(fileName(leaderEpoch, baseOffset));
+        return createAt(disk, dir.resolve(fileName(leaderEpoch, baseOffset)), leaderEpoch, baseOffset, indexIntervalBytes);
+    }
+
+    private static LogSegment createAt(Disk disk, Path log, int leaderEpoch, long baseOffset, int indexIntervalBytes) throws IOException {
         FileChannel ch = disk.open(log, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
         LogSegment s = new LogSegment(disk, log, leaderEpoch, baseOffset, ch);
         s.indexIntervalBytes = indexIntervalBytes;
@@ -97,14 +100,7 @@ final class LogSegment implements AutoCloseable {
             // Left by a pass that did not finish.
             disk.delete(p);
         }
-        FileChannel ch = disk.open(log, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        LogSegment s = new LogSegment(disk, log, leaderEpoch, baseOffset, ch);
-        s.indexIntervalBytes = indexIntervalBytes;
-        s.offsetIndex = OffsetIndex.create(disk, s.indexFile());
-        s.timeIndex = OffsetIndex.create(disk, s.timeIndexFile());
-        s.txnIndex = TxnIndex.create(disk, s.txnIndexFile());
-        s.fileKey = fileKeyOf(log);
-        return s;
+        return createAt(disk, log, leaderEpoch, baseOffset, indexIntervalBytes);
     }
 
     /**

@@ -792,16 +792,7 @@ public final class PartitionLog {
             for (LogSegment s : retired) {
                 moved.addAll(s.renameAside());
             }
-            reaper.schedule(() -> {
-                retired.forEach(PartitionLog::closeQuietly);
-                for (Path p : moved) {
-                    try {
-                        disk.delete(p);
-                    } catch (IOException e) {
-                        LOG.warnf("could not delete a retired segment file=%s: %s", p, e.toString());
-                    }
-                }
-            }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
+            deleteLater(retired, moved, reaper);
         } catch (IOException | RuntimeException e) {
             // Not renamed (the manifest or a rename failed): close them rather than hold their
             // descriptors until restart; their files stay and are retired again after a reopen.
@@ -1651,20 +1642,28 @@ public final class PartitionLog {
                 }
             }
         }
+        deleteLater(sources, moved, reaper);
+    }
+
+    /**
+     * After {@code file.delete.delay.ms} (reads in flight finish on the open files), closes the
+     * segments renamed aside and deletes their files ({@code moved}). At stop, nothing is left
+     * to wait: the next open deletes the {@code .deleted} files.
+     */
+    private void deleteLater(List<LogSegment> aside, List<Path> moved, ScheduledExecutorService reaper) {
         try {
             reaper.schedule(() -> {
-                sources.forEach(PartitionLog::closeQuietly);
+                aside.forEach(PartitionLog::closeQuietly);
                 for (Path p : moved) {
                     try {
                         disk.delete(p);
                     } catch (IOException e) {
-                        LOG.warnf("could not delete a compacted segment file=%s: %s", p, e.toString());
+                        LOG.warnf("could not delete a segment file renamed aside file=%s: %s", p, e.toString());
                     }
                 }
             }, config.fileDeleteDelayMs(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException stopping) {
-            // The broker is stopping: the next open deletes the files renamed aside.
-            sources.forEach(PartitionLog::closeQuietly);
+            aside.forEach(PartitionLog::closeQuietly);
         }
     }
 
