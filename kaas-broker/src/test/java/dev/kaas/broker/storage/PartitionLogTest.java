@@ -115,6 +115,23 @@ class PartitionLogTest {
         };
     }
 
+    /**
+     * flush.messages changed by AlterConfigs between an append's publish (under fsync
+     * acknowledgement: the high watermark waits) and its acknowledgement (now page-cache: at once):
+     * the acknowledged record is visible, not left below a high watermark nothing moves.
+     */
+    @Test
+    void anAppendAcknowledgedAfterFlushMessagesChangedIsVisible() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        var r = log.append(batch("a", "b"));
+        assertThat(log.highWatermark()).as("fsync acknowledgement: not yet").isZero();
+
+        log.updateConfig(Map.of("flush.messages", "1000"));
+
+        log.awaitDurable(r.lastOffset() + 1).get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(log.highWatermark()).isEqualTo(r.lastOffset() + 1);
+    }
+
     @Test
     void appendAssignsOffsetsAndReadReturnsTheSameBytes() throws Exception {
         PartitionLog log = open(0, Map.of());
