@@ -166,6 +166,66 @@ class KaasScriptIT {
         assertThat(out.lines().filter(l -> l.startsWith("kaas:")).count()).isEqualTo(1);
     }
 
+    /**
+     * An operator's Apache server.properties, as Apache 3.7's KRaft sample with their changes: the
+     * controller takes num.partitions from it, the broker its topic defaults (the produce path
+     * enforces message.max.bytes) and settings, DescribeConfigs reports them as
+     * STATIC_BROKER_CONFIG, and the KRaft keys are reported once and ignored. A bad value stops
+     * the start with one line naming the key.
+     */
+    @Test
+    void upReadsAnApacheServerPropertiesFile() throws Exception {
+        int port = freeBase();
+        Path data = tmp.resolve("kaas-data-config");
+        Path file = tmp.resolve("server.properties");
+        Files.writeString(file, String.join("\n",
+                "process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@localhost:9093",
+                "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "controller.listener.names=CONTROLLER",
+                "log.dirs=/tmp/kraft-combined-logs", "num.partitions=3", "log.retention.hours=24", "message.max.bytes=2000",
+                "group.initial.rebalance.delay.ms=0", ""));
+        Run up = start("up", "--data", data.toString(), "--port", Integer.toString(port), "--config", file.toString());
+        try {
+            assertThat(up.awaitLine("so the file's values are not used", 30)).contains("listeners,log.dirs,node.id");
+            up.awaitLine("kaas is ready.", 120);
+            Properties props = new Properties();
+            props.put("bootstrap.servers", "127.0.0.1:" + port);
+            try (Admin admin = Admin.create(props)) {
+                admin.createTopics(List.of(new NewTopic("from-file", Optional.empty(), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+                assertThat(admin.describeTopics(List.of("from-file")).allTopicNames().get(30, TimeUnit.SECONDS).get("from-file").partitions())
+                        .as("num.partitions reached the controller").hasSize(3);
+                var topic = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "from-file");
+                var retention = admin.describeConfigs(List.of(topic), new org.apache.kafka.clients.admin.DescribeConfigsOptions().includeSynonyms(true))
+                        .all().get(30, TimeUnit.SECONDS).get(topic).get("retention.ms");
+                assertThat(retention.value()).isEqualTo("86400000");
+                assertThat(retention.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
+                assertThat(retention.synonyms()).extracting(org.apache.kafka.clients.admin.ConfigEntry.ConfigSynonym::name)
+                        .containsExactly("log.retention.hours", "log.retention.hours");
+                var broker = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "1");
+                var brokerConfig = admin.describeConfigs(List.of(broker)).all().get(30, TimeUnit.SECONDS).get(broker);
+                assertThat(brokerConfig.get("group.initial.rebalance.delay.ms").value()).isEqualTo("0");
+                assertThat(brokerConfig.get("group.initial.rebalance.delay.ms").source())
+                        .isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
+                assertThat(brokerConfig.get("log.dirs").value()).as("./kaas up's --data, not the file's").isEqualTo(data.toString());
+            }
+            try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+                p.send(new ProducerRecord<>("from-file", "small")).get(30, TimeUnit.SECONDS);
+                var tooLarge = p.send(new ProducerRecord<>("from-file", "x".repeat(3000)));
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> tooLarge.get(30, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+            }
+            assertThat(Files.readString(data.resolve("logs/broker-1.log")))
+                    .contains("WARN " + file + ": process.roles is a KRaft setting");
+        } finally {
+            runToEnd("down", "--data", data.toString());
+            assertThat(up.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        }
+
+        Files.writeString(file, "log.retention.hours=a day\n");
+        String out = runToEnd(120, "up", "--data", data.toString(), "--port", Integer.toString(port), "--config", file.toString());
+        assertThat(out).contains("cannot start: " + file + ": Invalid value a day for configuration log.retention.hours: Not a number of type INT")
+                .contains("exit=1");
+    }
+
     /** One broker line of {@code ./kaas status}. */
     record BrokerRow(int id, String alive, int partitions) {
     }

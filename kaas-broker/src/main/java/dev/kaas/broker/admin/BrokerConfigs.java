@@ -2,11 +2,10 @@ package dev.kaas.broker.admin;
 
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.config.TopicDefaults;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 import org.apache.kafka.common.config.ConfigDef;
-import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -15,12 +14,17 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * This broker's configuration under Apache 3.7's broker key names, as DescribeConfigs BROKER
  * answers it ({@code kafka-configs.sh --describe --entity-type brokers}): the keys kaas honours,
  * each with its value, its kaas key when it has one, and its source (STATIC_BROKER_CONFIG when
- * the kaas key was set for this process, else DEFAULT_CONFIG). The {@code log.*} topic defaults
- * have no kaas key: they are Apache's defaults, which kaas keeps (except
- * {@code log.flush.interval.messages}, 1: see durability.md). None is dynamic: all are read-only.
+ * the kaas key was set for this process, else DEFAULT_CONFIG). The topic defaults
+ * ({@code log.retention.hours}, …) are read under their Apache names ({@link TopicDefaults});
+ * unset, they are Apache's defaults, which kaas keeps (except {@code log.flush.interval.messages},
+ * 1: see durability.md). None is dynamic: all are read-only.
  */
 final class BrokerConfigs {
-    /** One broker key: its Apache name and type, the kaas key it reads (null: a fixed default), its value and a line of doc. */
+    /**
+     * One broker key: its Apache name and type, the configuration key it is read under (a kaas
+     * key, or the Apache name itself for the topic defaults; null: a fixed default), its value and
+     * a line of doc.
+     */
     record Entry(String name, ConfigType type, String kaasKey, String value, String doc) {
         ConfigSource source() {
             if (kaasKey == null) {
@@ -35,7 +39,7 @@ final class BrokerConfigs {
     private BrokerConfigs() {
     }
 
-    static List<Entry> of(BrokerConfig c) {
+    static List<Entry> of(BrokerConfig c, TopicDefaults defaults) {
         BrokerConfig.Broker b = c.broker();
         List<Entry> out = new ArrayList<>();
         out.add(new Entry("node.id", ConfigType.INT, "kaas.broker.id", Integer.toString(b.id()), "This broker's id."));
@@ -98,39 +102,37 @@ final class BrokerConfigs {
                 "How often expired transactional ids are removed."));
         out.add(new Entry("transaction.partition.verification.enable", ConfigType.BOOLEAN, "kaas.transaction.partition-verification-enable",
                 Boolean.toString(t.partitionVerificationEnable()), "Whether a transaction's first write to a partition is verified."));
-        // The topic defaults: Apache's broker keys for them, with Apache's values (kaas has no setting for them yet).
-        topicDefault(out, "log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG, Function.identity());
-        topicDefault(out, "log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.roll.hours", TopicConfig.SEGMENT_MS_CONFIG, v -> Long.toString(Long.parseLong(v) / 3_600_000L));
-        topicDefault(out, "log.retention.ms", TopicConfig.RETENTION_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.retention.hours", TopicConfig.RETENTION_MS_CONFIG, v -> Long.toString(Long.parseLong(v) / 3_600_000L));
-        topicDefault(out, "log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG, Function.identity());
-        topicDefault(out, "log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG, Function.identity());
-        topicDefault(out, "message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Function.identity());
-        topicDefault(out, "log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, Function.identity());
-        topicDefault(out, "log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG, Function.identity());
-        topicDefault(out, "log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.cleaner.delete.retention.ms", TopicConfig.DELETE_RETENTION_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.cleaner.max.compaction.lag.ms", TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, Function.identity());
-        topicDefault(out, "log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, Function.identity());
-        topicDefault(out, "log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, Function.identity());
+        // The topic defaults, under every Apache broker name (TopicDefaults): a name set for this broker shows its value;
+        // of the names left unset, the one that carries Apache's default shows it (log.retention.hours=168), the others null.
+        for (var e : TopicDefaults.SYNONYMS.entrySet()) {
+            topicDefaults(out, e.getKey(), e.getValue(), defaults.setBy().get(e.getKey()));
+        }
         out.sort(java.util.Comparator.comparing(Entry::name));
         return out;
     }
 
-    private static void topicDefault(List<Entry> out, String name, String topicKey, Function<String, String> convert) {
+    private static void topicDefaults(List<Entry> out, String topicKey, List<TopicDefaults.Synonym> names, TopicDefaults.Synonym set) {
         ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(topicKey);
-        String value = ConfigValues.format(TopicConfigs.effective(java.util.Map.of()).get(topicKey));
-        ConfigType type = switch (def.type) {
-            case INT -> ConfigType.INT;
-            case LONG -> name.endsWith(".hours") ? ConfigType.INT : ConfigType.LONG;
-            case DOUBLE -> ConfigType.DOUBLE;
-            case LIST -> ConfigType.LIST;
-            case BOOLEAN -> ConfigType.BOOLEAN;
-            default -> ConfigType.STRING;
-        };
-        out.add(new Entry(name, type, null, convert.apply(value), "The default of the topic config " + topicKey + "."));
+        TopicDefaults.Synonym coarsest = names.get(names.size() - 1);
+        for (TopicDefaults.Synonym s : names) {
+            String value = null;
+            if (set != null && set.name().equals(s.name())) {
+                value = set.value();
+            } else if (s == coarsest) {
+                value = ConfigValues.format(def.defaultValue);
+                if (s.multiplier() != 1 && def.defaultValue instanceof Long ms) {
+                    value = Long.toString(ms / s.multiplier());
+                }
+            }
+            ConfigType type = s.multiplier() != 1 ? ConfigType.INT : switch (def.type) {
+                case INT -> ConfigType.INT;
+                case LONG -> ConfigType.LONG;
+                case DOUBLE -> ConfigType.DOUBLE;
+                case LIST -> ConfigType.LIST;
+                case BOOLEAN -> ConfigType.BOOLEAN;
+                default -> ConfigType.STRING;
+            };
+            out.add(new Entry(s.name(), type, s.name(), value, "The broker default of the topic config " + topicKey + "."));
+        }
     }
 }

@@ -5,6 +5,7 @@ import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.TopicConfig;
@@ -28,7 +29,6 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
-import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /**
  * CreateTopics, forwarded to the controller. Checks that need no catalog happen here (reserved
@@ -43,10 +43,12 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 public class CreateTopicsHandler implements ApiHandler {
     private final ControllerAdmin controller;
     private final ClusterView view;
+    private final TopicDefaults topicDefaults;
 
-    public CreateTopicsHandler(ControllerAdmin controller, ClusterView view) {
+    public CreateTopicsHandler(ControllerAdmin controller, ClusterView view, TopicDefaults topicDefaults) {
         this.controller = controller;
         this.view = view;
+        this.topicDefaults = topicDefaults;
     }
 
     @Override
@@ -127,7 +129,7 @@ public class CreateTopicsHandler implements ApiHandler {
         });
     }
 
-    private static CreatableTopicResult fromController(TopicResult r, short version) {
+    private CreatableTopicResult fromController(TopicResult r, short version) {
         CreatableTopicResult out = new CreatableTopicResult().setName(r.getName()).setErrorCode((short) r.getErrorCode());
         if (r.getErrorCode() != 0) {
             return out.setErrorMessage(r.getErrorMessage().isEmpty() ? null : r.getErrorMessage());
@@ -136,12 +138,10 @@ public class CreateTopicsHandler implements ApiHandler {
         Map<String, String> overrides = new HashMap<>();
         r.getConfigsList().forEach(c -> overrides.put(c.getName(), c.getValue()));
         if (version >= 5) {
-            Map<String, Object> effective = TopicConfigs.effective(overrides);
+            TopicConfigEntries topic = new TopicConfigEntries(topicDefaults, overrides);
             for (String name : TopicConfigs.names().stream().sorted().toList()) {
-                out.configs().add(new CreatableTopicConfigs().setName(name)
-                        .setValue(ConfigValues.format(effective.get(name)))
-                        .setReadOnly(false).setIsSensitive(false)
-                        .setConfigSource((overrides.containsKey(name) ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG).id()));
+                out.configs().add(new CreatableTopicConfigs().setName(name).setValue(topic.value(name))
+                        .setReadOnly(false).setIsSensitive(false).setConfigSource(topic.source(name).id()));
             }
         }
         return out;

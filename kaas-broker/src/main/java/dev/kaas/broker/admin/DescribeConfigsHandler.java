@@ -4,6 +4,7 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.model.TopicAssignment;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
@@ -27,7 +28,7 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
 
 /**
  * DescribeConfigs: for a topic, every Apache topic key with its effective value and source
- * (overrides as DYNAMIC_TOPIC_CONFIG, the rest DEFAULT_CONFIG), as {@code kafka-topics.sh
+ * ({@link TopicConfigEntries}: the override, this broker's default, Apache's), as {@code kafka-topics.sh
  * --describe} and {@code kafka-configs.sh --describe} read them; for BROKER_LOGGER, this broker's
  * loggers and their levels ({@link BrokerLoggers}); for BROKER, this broker's settings under
  * Apache's key names ({@link BrokerConfigs}), all static (src/docs/compatibility.md).
@@ -37,9 +38,11 @@ public class DescribeConfigsHandler implements ApiHandler {
     private final ClusterView view;
     private final int brokerId;
     private final dev.kaas.broker.config.BrokerConfig config;
+    private final TopicDefaults topicDefaults;
 
-    public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config) {
+    public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config, TopicDefaults topicDefaults) {
         this.view = view;
+        this.topicDefaults = topicDefaults;
         this.brokerId = config.broker().id();
         this.config = config;
     }
@@ -74,8 +77,7 @@ public class DescribeConfigsHandler implements ApiHandler {
                         .setErrorMessage("Topic " + r.resourceName() + " does not exist"));
                 continue;
             }
-            Map<String, String> overrides = t.topic().configs();
-            Map<String, Object> effective = TopicConfigs.effective(overrides);
+            TopicConfigEntries topic = new TopicConfigEntries(topicDefaults, t.topic().configs());
             List<String> keys = r.configurationKeys() == null || r.configurationKeys().isEmpty()
                     ? TopicConfigs.names().stream().sorted().toList() : r.configurationKeys();
             for (String key : keys) {
@@ -83,9 +85,8 @@ public class DescribeConfigsHandler implements ApiHandler {
                 if (def == null) {
                     continue;
                 }
-                ConfigSource source = overrides.containsKey(key) ? ConfigSource.TOPIC_CONFIG : ConfigSource.DEFAULT_CONFIG;
-                String value = ConfigValues.format(effective.get(key));
-                out.configs().add(entry(ctx, data, key, value, source, false, type(def.type), def.documentation));
+                out.configs().add(entry(ctx, data, key, topic.value(key), topic.source(key), false, type(def.type), def.documentation,
+                        topic.synonyms(key)));
             }
             resp.results().add(out.setErrorCode(Errors.NONE.code()));
         }
@@ -106,18 +107,20 @@ public class DescribeConfigsHandler implements ApiHandler {
             return out;
         }
         List<String> wanted = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? null : r.configurationKeys();
-        for (BrokerConfigs.Entry e : BrokerConfigs.of(config)) {
+        for (BrokerConfigs.Entry e : BrokerConfigs.of(config, topicDefaults)) {
             if (wanted != null && !wanted.contains(e.name())) {
                 continue;
             }
-            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), true, e.type(), e.doc()));
+            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), true, e.type(), e.doc(),
+                    List.of(new TopicConfigEntries.Synonym(e.name(), e.value(), e.source()))));
         }
         return out.setErrorCode(Errors.NONE.code());
     }
 
     /** One described key, with what the request's version and flags ask for. */
     private static DescribeConfigsResourceResult entry(RequestContext ctx, DescribeConfigsRequestData data, String name, String value,
-                                                       ConfigSource source, boolean readOnly, ConfigType type, String doc) {
+                                                       ConfigSource source, boolean readOnly, ConfigType type, String doc,
+                                                       List<TopicConfigEntries.Synonym> synonyms) {
         DescribeConfigsResourceResult c = new DescribeConfigsResourceResult().setName(name).setValue(value)
                 .setReadOnly(readOnly).setConfigSource(source.id()).setIsSensitive(false);
         if (ctx.apiVersion() == 0) {
@@ -127,7 +130,7 @@ public class DescribeConfigsHandler implements ApiHandler {
             c.setConfigType(type.id());
         }
         if (data.includeSynonyms()) {
-            c.synonyms().add(new DescribeConfigsSynonym().setName(name).setValue(value).setSource(source.id()));
+            synonyms.forEach(y -> c.synonyms().add(new DescribeConfigsSynonym().setName(y.name()).setValue(y.value()).setSource(y.source().id())));
         }
         if (data.includeDocumentation()) {
             c.setDocumentation(doc);

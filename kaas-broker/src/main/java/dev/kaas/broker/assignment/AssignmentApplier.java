@@ -202,7 +202,7 @@ public class AssignmentApplier implements AssignmentReceiver {
             if (same) {
                 // A config change (AlterConfigs, a KafkaTopic edit) applies to the open log.
                 try {
-                    log.updateConfig(w.topic().topic().configs());
+                    log.updateConfig(partitions.logConfig(w.topic().topic().configs()));
                 } catch (RuntimeException ex) {
                     // The controller validated them; whatever went wrong here must not stop the rest of the assignment.
                     LOG.errorf(ex, "could not apply the topic config of partition=%s", tp);
@@ -289,7 +289,7 @@ public class AssignmentApplier implements AssignmentReceiver {
             PartitionLog log = PartitionLog.open(
                     PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), tp.partition()),
                     tp, t.topic().topicId(), w.partition().leaderEpoch(), me,
-                    LogConfig.from(t.topic().configs()), System::currentTimeMillis, partitions.flush(), partitions.disk());
+                    partitions.logConfig(t.topic().configs()), System::currentTimeMillis, partitions.flush(), partitions.disk());
             descriptors.consumed(log.segmentCount() - 1);
             partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         } catch (Exception ex) {

@@ -2,6 +2,8 @@ package dev.kaas.broker.data;
 
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.storage.LogCleaner;
+import dev.kaas.broker.storage.LogConfig;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.fs.Disk;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -48,8 +50,18 @@ public class Partitions {
     private volatile Consumer<TopicPartition> storageFailureListener = tp -> { };
     /** What partition logs are opened through: the volume, or a test's faulty one. */
     private volatile Disk disk = Disk.SYSTEM;
+    private final TopicDefaults topicDefaults;
+    /** Resolved configurations by topic overrides: an assignment re-resolves every open partition's. */
+    private final Map<Map<String, String>, LogConfig> logConfigs = new ConcurrentHashMap<>();
 
+    /** Broker defaults and Apache's, for tests that set neither. */
     public Partitions(BrokerConfig config) {
+        this(config, TopicDefaults.NONE);
+    }
+
+    @jakarta.inject.Inject
+    public Partitions(BrokerConfig config, TopicDefaults topicDefaults) {
+        this.topicDefaults = topicDefaults;
         this.dataDir = Path.of(config.dataDir()).toAbsolutePath();
         this.writers = Executors.newFixedThreadPool(config.broker().writerThreads(), named("kaas-writer"));
         this.storage = Executors.newFixedThreadPool(config.broker().storageThreads(), named("kaas-storage"));
@@ -151,6 +163,14 @@ public class Partitions {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** The configuration a partition of a topic with these overrides obeys on this broker. */
+    public LogConfig logConfig(Map<String, String> overrides) {
+        if (logConfigs.size() > 10_000) {
+            logConfigs.clear();
+        }
+        return logConfigs.computeIfAbsent(Map.copyOf(overrides), o -> LogConfig.from(topicDefaults, o));
     }
 
     public Path dataDir() {

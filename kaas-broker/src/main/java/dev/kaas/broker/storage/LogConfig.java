@@ -1,18 +1,26 @@
 package dev.kaas.broker.storage;
 
-import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.config.TopicDefaults;
 import java.util.Map;
 import org.apache.kafka.common.config.TopicConfig;
 
-/** The effective topic configuration one partition log obeys, resolved once when it opens. */
+/**
+ * The effective topic configuration one partition log obeys: the topic's overrides over the
+ * broker's defaults over Apache's. Replaced whole when either changes ({@link PartitionLog#updateConfig}).
+ */
 public record LogConfig(int segmentBytes, long segmentMs, int indexIntervalBytes, int maxMessageBytes,
                         long flushMessages, long flushMs, boolean logAppendTime,
                         long timestampBeforeMaxMs, long timestampAfterMaxMs, boolean compacted,
                         long retentionMs, long retentionBytes, long fileDeleteDelayMs, boolean deletePolicy,
                         long deleteRetentionMs, long minCompactionLagMs, long maxCompactionLagMs, double minCleanableRatio) {
 
+    /** Overrides over Apache's defaults: for tests and tools; a broker resolves with its own defaults. */
     public static LogConfig from(Map<String, String> overrides) {
-        Map<String, Object> e = TopicConfigs.effective(overrides);
+        return from(TopicDefaults.NONE, overrides);
+    }
+
+    public static LogConfig from(TopicDefaults defaults, Map<String, String> overrides) {
+        Map<String, Object> e = defaults.effective(overrides);
         return new LogConfig(
                 (Integer) e.get(TopicConfig.SEGMENT_BYTES_CONFIG),
                 (Long) e.get(TopicConfig.SEGMENT_MS_CONFIG),

@@ -132,8 +132,6 @@ public final class PartitionLog {
     private final int brokerId;
     /** The topic's effective configuration; replaced whole when the topic's overrides change (AlterConfigs). */
     private volatile LogConfig config;
-    /** The topic overrides {@link #config} was resolved from; null until the first {@link #updateConfig}. */
-    private volatile Map<String, String> overrides;
     private final LongSupplier clock;
     private final Executor flushExecutor;
     private final Disk disk;
@@ -1844,24 +1842,19 @@ public final class PartitionLog {
     }
 
     /**
-     * Applies the topic's overrides as they are now (IncrementalAlterConfigs, a KafkaTopic edit):
-     * the next append, roll, flush decision, retention check and compaction pass obey them, with no
+     * Applies the topic's configuration as it is now (IncrementalAlterConfigs, a KafkaTopic edit):
+     * the next append, roll, flush decision, retention check and compaction pass obey it, with no
      * reopen, as Apache applies a topic config change to its logs. Any thread.
      *
      * @return true when the effective configuration changed
      */
-    public boolean updateConfig(Map<String, String> topicOverrides) {
-        if (topicOverrides.equals(overrides)) {
+    public boolean updateConfig(LogConfig next) {
+        if (next.equals(config)) {
             return false;
         }
-        LogConfig next = LogConfig.from(topicOverrides);
-        boolean changed = !next.equals(config);
-        overrides = Map.copyOf(topicOverrides);
         config = next;
-        if (changed) {
-            LOG.infof("topic config changed partition=%s overrides=%s", tp, new java.util.TreeMap<>(topicOverrides));
-        }
-        return changed;
+        LOG.infof("topic config changed partition=%s config=%s", tp, next);
+        return true;
     }
 
     public long logEndOffset() {

@@ -135,8 +135,8 @@ class PartitionLogRetentionTest {
         Map<String, String> altered = new java.util.HashMap<>(SMALL_SEGMENTS);
         altered.put("retention.ms", Long.toString((long) (2.5 * HOUR)));
         altered.put("max.message.bytes", "100");
-        assertThat(log.updateConfig(altered)).isTrue();
-        assertThat(log.updateConfig(altered)).as("the same overrides again change nothing").isFalse();
+        assertThat(log.updateConfig(LogConfig.from(altered))).isTrue();
+        assertThat(log.updateConfig(LogConfig.from(altered))).as("the same overrides again change nothing").isFalse();
 
         assertThat(log.enforceRetention(reaper)).isEqualTo(2);
         assertThat(log.logStartOffset()).isEqualTo(20);

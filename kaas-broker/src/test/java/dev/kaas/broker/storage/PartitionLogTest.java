@@ -126,7 +126,7 @@ class PartitionLogTest {
         var r = log.append(batch("a", "b"));
         assertThat(log.highWatermark()).as("fsync acknowledgement: not yet").isZero();
 
-        log.updateConfig(Map.of("flush.messages", "1000"));
+        log.updateConfig(LogConfig.from(Map.of("flush.messages", "1000")));
 
         log.awaitDurable(r.lastOffset() + 1).get(10, java.util.concurrent.TimeUnit.SECONDS);
         assertThat(log.highWatermark()).isEqualTo(r.lastOffset() + 1);

@@ -12,6 +12,13 @@ public interface ControllerConfig {
     @WithDefault("kaas-data")
     String dataDir();
 
+    /**
+     * An Apache-style server.properties this process reads under Apache's broker names
+     * ({@code ./kaas up --config}; also {@code KAAS_CONFIG_FILE}). Read by the process's main
+     * method and its ServerPropertiesSource, declared here so the key is known.
+     */
+    java.util.Optional<String> configFile();
+
     Controller controller();
 
     interface Controller {

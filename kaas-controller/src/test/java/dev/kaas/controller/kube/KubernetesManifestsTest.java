@@ -184,6 +184,25 @@ class KubernetesManifestsTest {
                     && v.getPersistentVolumeClaim().getClaimName().equals("kaas-data"));
             assertThat(pod.getVolumes()).as("a writable /tmp").anyMatch(v -> v.getEmptyDir() != null);
         }
+        for (PodSpec pod : List.of(controller.getSpec().getTemplate().getSpec(), brokers.getSpec().getTemplate().getSpec())) {
+            Container main = pod.getContainers().get(0);
+            assertThat(main.getEnv()).as("both processes read the one server.properties")
+                    .anyMatch(e -> e.getName().equals("KAAS_CONFIG_FILE") && e.getValue().equals("/etc/kaas/server.properties"))
+                    .as("the volume wins over a log.dirs in the file")
+                    .anyMatch(e -> e.getName().equals("KAAS_DATA_DIR") && e.getValue().equals("/var/lib/kaas"));
+            assertThat(main.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals("/etc/kaas")
+                    && pod.getVolumes().stream().anyMatch(v -> v.getName().equals(m.getName()) && v.getConfigMap() != null
+                    && v.getConfigMap().getName().equals("kaas-server-properties")));
+        }
+        io.fabric8.kubernetes.api.model.ConfigMap serverProperties = ofKind(objects, io.fabric8.kubernetes.api.model.ConfigMap.class)
+                .filter(m -> m.getMetadata().getName().equals("kaas-server-properties")).findFirst().orElseThrow();
+        Map<String, String> file = new java.util.HashMap<>();
+        java.util.Properties props = new java.util.Properties();
+        props.load(new java.io.StringReader(serverProperties.getData().get("server.properties")));
+        props.stringPropertyNames().forEach(k -> file.put(k, props.getProperty(k)));
+        dev.kaas.common.config.ServerProperties.Translation t = dev.kaas.common.config.ServerProperties.translate(file);
+        assertThat(t.notRead()).as("every key of the shipped file is one kaas reads").isEmpty();
+        assertThat(t.properties()).containsEntry("kaas.controller.num-partitions", "1").containsEntry("log.retention.hours", "168");
         assertThat(ofKind(objects, PersistentVolumeClaim.class)).singleElement()
                 .satisfies(pvc -> assertThat(pvc.getSpec().getAccessModes()).containsExactly("ReadWriteMany"));
         assertThat(Files.readString(K8S.resolve("README.md"))).contains("kubectl apply -k k8s/", "ReadWriteMany");

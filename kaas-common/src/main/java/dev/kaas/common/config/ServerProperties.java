@@ -1,0 +1,283 @@
+package dev.kaas.common.config;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * An Apache-style {@code server.properties} file, read by every kaas process started with
+ * {@code kaas.config-file} ({@code ./kaas up --config FILE}, or the file mounted in Kubernetes):
+ * Apache 3.7's broker names become the {@code kaas.*} keys the processes read, the broker's topic
+ * defaults ({@link TopicDefaults}) keep their Apache names, keys kaas does not read are reported
+ * (each once, at start-up), and a value of the wrong type or range is an {@link Invalid} whose
+ * message is one line naming the key. Pure: no I/O but {@link #load}. See src/docs/running.md.
+ */
+public final class ServerProperties {
+    /** The system property (or environment variable {@code KAAS_CONFIG_FILE}) naming the file. */
+    public static final String FILE_KEY = "kaas.config-file";
+
+    /** How an Apache value becomes a kaas value. */
+    enum Kind {
+        INT, LONG, BOOLEAN, DOUBLE, STRING,
+        /** Apache's milliseconds; kaas reads a duration. */
+        MILLIS,
+        /** Apache's minutes; kaas reads a duration. */
+        MINUTES
+    }
+
+    /** One Apache broker name kaas reads, and the kaas key it sets. */
+    record Setting(String apacheName, String kaasKey, Kind kind) {
+    }
+
+    static final List<Setting> SETTINGS = List.of(
+            new Setting("node.id", "kaas.broker.id", Kind.INT),
+            new Setting("broker.id", "kaas.broker.id", Kind.INT),
+            new Setting("listeners", "kaas.broker.listeners", Kind.STRING),
+            new Setting("advertised.listeners", "kaas.broker.advertised-listeners", Kind.STRING),
+            new Setting("log.dirs", "kaas.data-dir", Kind.STRING),
+            new Setting("log.dir", "kaas.data-dir", Kind.STRING),
+            new Setting("num.partitions", "kaas.controller.num-partitions", Kind.INT),
+            new Setting("auto.create.topics.enable", "kaas.broker.auto-create-topics-enable", Kind.BOOLEAN),
+            new Setting("socket.request.max.bytes", "kaas.broker.socket-request-max-bytes", Kind.INT),
+            new Setting("queued.max.request.bytes", "kaas.broker.queued-max-request-bytes", Kind.LONG),
+            new Setting("connections.max.idle.ms", "kaas.broker.connections-max-idle", Kind.MILLIS),
+            new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT),
+            new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT),
+            new Setting("log.retention.check.interval.ms", "kaas.broker.log-retention-check-interval", Kind.MILLIS),
+            new Setting("log.cleaner.enable", "kaas.broker.log-cleaner-enable", Kind.BOOLEAN),
+            new Setting("log.cleaner.threads", "kaas.broker.log-cleaner-threads", Kind.INT),
+            new Setting("log.cleaner.backoff.ms", "kaas.broker.log-cleaner-backoff", Kind.MILLIS),
+            new Setting("log.cleaner.dedupe.buffer.size", "kaas.broker.log-cleaner-dedupe-buffer-size", Kind.LONG),
+            new Setting("log.cleaner.io.buffer.size", "kaas.broker.log-cleaner-io-buffer-size", Kind.INT),
+            new Setting("log.cleaner.io.max.bytes.per.second", "kaas.broker.log-cleaner-io-max-bytes-per-second", Kind.DOUBLE),
+            new Setting("group.min.session.timeout.ms", "kaas.group.min-session-timeout", Kind.MILLIS),
+            new Setting("group.max.session.timeout.ms", "kaas.group.max-session-timeout", Kind.MILLIS),
+            new Setting("group.initial.rebalance.delay.ms", "kaas.group.initial-rebalance-delay", Kind.MILLIS),
+            new Setting("group.max.size", "kaas.group.max-size", Kind.INT),
+            new Setting("offsets.retention.minutes", "kaas.group.offsets-retention", Kind.MINUTES),
+            new Setting("offsets.retention.check.interval.ms", "kaas.group.offsets-retention-check-interval", Kind.MILLIS),
+            new Setting("offset.metadata.max.bytes", "kaas.group.offset-metadata-max-bytes", Kind.INT),
+            new Setting("transaction.max.timeout.ms", "kaas.transaction.max-timeout", Kind.MILLIS),
+            new Setting("transactional.id.expiration.ms", "kaas.transaction.id-expiration", Kind.MILLIS),
+            new Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", "kaas.transaction.abort-timed-out-interval", Kind.MILLIS),
+            new Setting("transaction.remove.expired.transaction.cleanup.interval.ms", "kaas.transaction.remove-expired-interval", Kind.MILLIS),
+            new Setting("transaction.partition.verification.enable", "kaas.transaction.partition-verification-enable", Kind.BOOLEAN));
+
+    /**
+     * Apache names with nothing to do in kaas (src/docs/non-goals: no KRaft quorum, no replication,
+     * no internal topics; threads and socket buffers are sized differently), each with why. Read
+     * and reported, never an error, so an Apache file works unchanged.
+     */
+    static final Map<String, String> NOT_APPLICABLE = notApplicable();
+
+    /** The file, translated. */
+    public record Translation(Map<String, String> properties, List<String> notRead) {
+        public Translation {
+            properties = Map.copyOf(properties);
+            notRead = List.copyOf(notRead);
+        }
+
+        /** One line per key kaas does not read, for the process to log once at start-up. */
+        public List<String> warnings(Path file) {
+            return notRead.stream().map(k -> file + ": " + k + " is " + NOT_APPLICABLE.getOrDefault(k, "not a setting kaas reads")
+                    + "; ignored").toList();
+        }
+    }
+
+    /** A value kaas cannot start with; the message is the one line the process prints before it exits. */
+    public static final class Invalid extends Exception {
+        public Invalid(String message) {
+            super(message);
+        }
+    }
+
+    private ServerProperties() {
+    }
+
+    /** The file {@code kaas.config-file} names (system property, then {@code KAAS_CONFIG_FILE}), or null. */
+    public static Path configured() {
+        String v = System.getProperty(FILE_KEY);
+        if (v == null || v.isBlank()) {
+            v = System.getenv("KAAS_CONFIG_FILE");
+        }
+        return v == null || v.isBlank() ? null : Path.of(v.trim());
+    }
+
+    /**
+     * What a process's main method runs before Quarkus starts: with no file configured, nothing;
+     * else each key kaas does not read is reported once on {@code err}, and a file kaas cannot
+     * start with is reported in one line. Nothing has been opened yet, so the caller may exit.
+     *
+     * @return false when the process must not start
+     */
+    public static boolean preflight(String process, java.io.PrintStream err) {
+        Path file = configured();
+        if (file == null) {
+            return true;
+        }
+        try {
+            for (String w : load(file).warnings(file)) {
+                err.println(process + ": WARN " + w);
+            }
+            return true;
+        } catch (Invalid e) {
+            err.println(process + ": cannot start: " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** Reads and translates {@code file}. */
+    public static Translation load(Path file) throws Invalid {
+        Properties props = new Properties();
+        try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            props.load(in);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new Invalid(file + ": cannot be read: " + e.getMessage());
+        }
+        Map<String, String> raw = new TreeMap<>();
+        props.stringPropertyNames().forEach(k -> raw.put(k.trim(), props.getProperty(k).trim()));
+        try {
+            return translate(raw);
+        } catch (Invalid e) {
+            throw new Invalid(file + ": " + e.getMessage());
+        }
+    }
+
+    /** Translates the file's entries; nothing is returned for a file with an invalid value. */
+    public static Translation translate(Map<String, String> raw) throws Invalid {
+        Map<String, String> out = new LinkedHashMap<>();
+        List<String> notRead = new ArrayList<>();
+        Set<String> topicDefaultNames = Set.copyOf(TopicDefaults.brokerNames());
+        Set<String> controllerListeners = Arrays.stream(raw.getOrDefault("controller.listener.names", "").split(","))
+                .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toSet());
+        Map<String, Setting> byName = SETTINGS.stream().collect(Collectors.toMap(Setting::apacheName, s -> s));
+        for (var e : new TreeMap<>(raw).entrySet()) {
+            String name = e.getKey();
+            String value = e.getValue();
+            Setting s = byName.get(name);
+            if (s != null) {
+                String converted = convert(s, value, controllerListeners);
+                String earlier = out.get(s.kaasKey());
+                if (earlier != null && !earlier.equals(converted) && !name.equals("log.dir")) {
+                    throw new Invalid(name + "=" + value + " disagrees with another key for the same setting (" + s.kaasKey() + "=" + earlier + ")");
+                }
+                // log.dirs wins over log.dir, as in Apache.
+                if (!(name.equals("log.dir") && raw.containsKey("log.dirs"))) {
+                    out.put(s.kaasKey(), converted);
+                }
+            } else if (topicDefaultNames.contains(name)) {
+                out.put(name, value);
+            } else if (!name.equals("controller.listener.names") || controllerListeners.isEmpty()) {
+                notRead.add(name);
+            }
+        }
+        try {
+            TopicDefaults.of(raw);
+        } catch (ConfigException e) {
+            throw new Invalid(e.getMessage());
+        }
+        return new Translation(out, notRead);
+    }
+
+    private static String convert(Setting s, String value, Set<String> controllerListeners) throws Invalid {
+        try {
+            switch (s.kind()) {
+                case INT -> {
+                    int v = (Integer) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.INT);
+                    if (v < 0 || (v == 0 && !s.apacheName().endsWith("id"))) {
+                        throw new Invalid("Invalid value " + value + " for configuration " + s.apacheName() + ": must be at least "
+                                + (s.apacheName().endsWith("id") ? 0 : 1));
+                    }
+                    return Integer.toString(v);
+                }
+                case LONG -> {
+                    return Long.toString((Long) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.LONG));
+                }
+                case BOOLEAN -> {
+                    return Boolean.toString((Boolean) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.BOOLEAN));
+                }
+                case DOUBLE -> {
+                    return Double.toString((Double) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.DOUBLE));
+                }
+                case MILLIS, MINUTES -> {
+                    long v = (Long) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.LONG);
+                    if (v < 0) {
+                        throw new Invalid("Invalid value " + value + " for configuration " + s.apacheName() + ": must be at least 0");
+                    }
+                    return v + (s.kind() == Kind.MILLIS ? "ms" : "m");
+                }
+                default -> {
+                    return string(s, value, controllerListeners);
+                }
+            }
+        } catch (ConfigException e) {
+            throw new Invalid(e.getMessage());
+        }
+    }
+
+    private static String string(Setting s, String value, Set<String> controllerListeners) throws Invalid {
+        if (value.isEmpty()) {
+            throw new Invalid("Invalid value for configuration " + s.apacheName() + ": must not be empty");
+        }
+        if (s.kaasKey().equals("kaas.data-dir")) {
+            String[] dirs = value.split(",");
+            if (dirs.length != 1) {
+                throw new Invalid(s.apacheName() + "=" + value + " names " + dirs.length
+                        + " directories; kaas keeps every partition on one shared volume: name one directory");
+            }
+            return dirs[0].trim();
+        }
+        if (s.apacheName().equals("listeners") && !controllerListeners.isEmpty()) {
+            // An Apache KRaft file also lists its controller listener; kaas has no quorum to serve on it.
+            String kept = Arrays.stream(value.split(",")).map(String::trim)
+                    .filter(l -> !controllerListeners.contains(l.contains("://") ? l.substring(0, l.indexOf("://")) : l))
+                    .collect(Collectors.joining(","));
+            if (kept.isEmpty()) {
+                throw new Invalid("listeners=" + value + " has no listener left once the controller listeners "
+                        + controllerListeners + " are taken out");
+            }
+            return kept;
+        }
+        return value;
+    }
+
+    private static Map<String, String> notApplicable() {
+        Map<String, String> m = new LinkedHashMap<>();
+        String kraft = "a KRaft setting: kaas elects its controller with a Kubernetes Lease";
+        String replication = "a replication setting: kaas has one writer per partition on a shared volume";
+        String internal = "an internal-topic setting: kaas keeps coordinator state in files";
+        for (String k : List.of("process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+                "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms", "metadata.log.dir",
+                "zookeeper.connect", "zookeeper.connection.timeout.ms")) {
+            m.put(k, kraft);
+        }
+        for (String k : List.of("default.replication.factor", "inter.broker.listener.name", "replica.lag.time.max.ms",
+                "num.replica.fetchers", "replica.fetch.max.bytes", "unclean.leader.election.enable.interval.ms",
+                "auto.leader.rebalance.enable")) {
+            m.put(k, replication);
+        }
+        for (String k : List.of("offsets.topic.replication.factor", "offsets.topic.num.partitions", "offsets.topic.segment.bytes",
+                "transaction.state.log.replication.factor", "transaction.state.log.min.isr", "transaction.state.log.num.partitions",
+                "transaction.state.log.segment.bytes")) {
+            m.put(k, internal);
+        }
+        for (String k : List.of("num.network.threads", "num.io.threads", "num.recovery.threads.per.data.dir",
+                "socket.send.buffer.bytes", "socket.receive.buffer.bytes")) {
+            m.put(k, "a thread or socket-buffer size kaas does not use (its writer and storage threads are kaas.broker.* keys)");
+        }
+        return Map.copyOf(m);
+    }
+}

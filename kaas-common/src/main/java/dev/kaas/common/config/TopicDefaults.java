@@ -1,0 +1,175 @@
+package dev.kaas.common.config;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+
+/**
+ * A broker's defaults for topic configs, set under Apache 3.7's broker names
+ * ({@code log.retention.hours}, {@code message.max.bytes}, … — Apache's
+ * {@code ServerTopicConfigSynonyms}): a topic without an override of its own gets the broker's
+ * value, and only where the broker sets none, Apache's default ({@link TopicConfigs#DEF}). Where
+ * a topic key has several broker names, the first one set wins ({@code log.retention.ms} over
+ * {@code .minutes} over {@code .hours}), as Apache. See src/docs/running.md.
+ *
+ * @param values the broker's default per topic key, in the topic key's units
+ * @param setBy  per topic key in {@code values}, the broker name it was set by and that name's raw value
+ */
+public record TopicDefaults(Map<String, String> values, Map<String, Synonym> setBy) {
+    public static final TopicDefaults NONE = new TopicDefaults(Map.of(), Map.of());
+
+    /** One broker name of a topic key, and what one of its units is in the topic key's units. */
+    public record Synonym(String name, long multiplier, String value) {
+        Synonym(String name, long multiplier) {
+            this(name, multiplier, null);
+        }
+    }
+
+    private static final long MINUTE = 60_000L;
+    private static final long HOUR = 3_600_000L;
+
+    /** Apache 3.7's table, in its priority order per topic key. */
+    public static final Map<String, List<Synonym>> SYNONYMS = synonyms();
+
+    /** The broker names, typed as Apache types them (hours and minutes are INT, for a number of those). */
+    private static final ConfigDef BROKER_DEF = brokerDef();
+
+    public TopicDefaults {
+        values = Map.copyOf(values);
+        setBy = Map.copyOf(setBy);
+    }
+
+    /**
+     * Reads the broker names through {@code setting} (the process's configuration: the
+     * server.properties file, system properties, the environment).
+     *
+     * @throws ConfigException naming the broker key, for a value of the wrong type or range
+     */
+    public static TopicDefaults from(Function<String, Optional<String>> setting) {
+        Map<String, String> raw = new HashMap<>();
+        for (List<Synonym> names : SYNONYMS.values()) {
+            for (Synonym s : names) {
+                setting.apply(s.name()).map(String::trim).ifPresent(v -> raw.put(s.name(), v));
+            }
+        }
+        return of(raw);
+    }
+
+    /** As {@link #from}, for the broker names in {@code raw} (others are not looked at). */
+    public static TopicDefaults of(Map<String, String> raw) {
+        Map<String, Object> parsed = BROKER_DEF.parse(onlyBrokerNames(raw));
+        Map<String, String> values = new HashMap<>();
+        Map<String, Synonym> setBy = new HashMap<>();
+        for (var e : SYNONYMS.entrySet()) {
+            for (Synonym s : e.getValue()) {
+                Object v = parsed.get(s.name());
+                if (v == null) {
+                    continue;
+                }
+                String topicValue;
+                if (s.multiplier() != 1) {
+                    long ms = ((Number) v).longValue() * s.multiplier();
+                    // Apache's KafkaConfig.logRetentionTimeMillis: any negative retention is "forever".
+                    topicValue = Long.toString(e.getKey().equals(TopicConfig.RETENTION_MS_CONFIG) && ms < 0 ? -1 : ms);
+                } else {
+                    topicValue = raw.get(s.name()).trim();
+                }
+                values.put(e.getKey(), topicValue);
+                setBy.put(e.getKey(), new Synonym(s.name(), s.multiplier(), raw.get(s.name()).trim()));
+                break;
+            }
+        }
+        // The topic key's own validator, reported under the broker name that was set; then the cross-key rules.
+        for (var e : values.entrySet()) {
+            String invalid = TopicConfigs.validate(Map.of(e.getKey(), e.getValue()));
+            if (invalid != null) {
+                Synonym s = setBy.get(e.getKey());
+                throw new ConfigException(s.name() + "=" + s.value() + " (the broker default of " + e.getKey() + "): " + invalid);
+            }
+        }
+        String invalid = TopicConfigs.validate(values);
+        if (invalid != null) {
+            throw new ConfigException("the broker's topic defaults: " + invalid);
+        }
+        return new TopicDefaults(values, setBy);
+    }
+
+    /** Every broker name of the table, in no particular order. */
+    public static List<String> brokerNames() {
+        List<String> out = new ArrayList<>();
+        SYNONYMS.values().forEach(l -> l.forEach(s -> out.add(s.name())));
+        return out;
+    }
+
+    /** Effective topic values: the topic's overrides over these defaults over Apache's, typed as {@link TopicConfigs#DEF} parses them. */
+    public Map<String, Object> effective(Map<String, String> overrides) {
+        Map<String, String> merged = new HashMap<>(values);
+        merged.putAll(overrides);
+        return TopicConfigs.DEF.parse(merged);
+    }
+
+    private static Map<String, String> onlyBrokerNames(Map<String, String> raw) {
+        Map<String, String> out = new HashMap<>();
+        for (String name : brokerNames()) {
+            if (raw.containsKey(name)) {
+                out.put(name, raw.get(name).trim());
+            }
+        }
+        return out;
+    }
+
+    @SuppressWarnings("deprecation")
+    private static Map<String, List<Synonym>> synonyms() {
+        Map<String, List<Synonym>> m = new LinkedHashMap<>();
+        m.put(TopicConfig.SEGMENT_BYTES_CONFIG, List.of(new Synonym("log.segment.bytes", 1)));
+        m.put(TopicConfig.SEGMENT_MS_CONFIG, List.of(new Synonym("log.roll.ms", 1), new Synonym("log.roll.hours", HOUR)));
+        m.put(TopicConfig.SEGMENT_JITTER_MS_CONFIG, List.of(new Synonym("log.roll.jitter.ms", 1), new Synonym("log.roll.jitter.hours", HOUR)));
+        m.put(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG, List.of(new Synonym("log.index.size.max.bytes", 1)));
+        m.put(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, List.of(new Synonym("log.flush.interval.messages", 1)));
+        m.put(TopicConfig.FLUSH_MS_CONFIG, List.of(new Synonym("log.flush.interval.ms", 1), new Synonym("log.flush.scheduler.interval.ms", 1)));
+        m.put(TopicConfig.RETENTION_BYTES_CONFIG, List.of(new Synonym("log.retention.bytes", 1)));
+        m.put(TopicConfig.RETENTION_MS_CONFIG, List.of(new Synonym("log.retention.ms", 1), new Synonym("log.retention.minutes", MINUTE),
+                new Synonym("log.retention.hours", HOUR)));
+        m.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, List.of(new Synonym("message.max.bytes", 1)));
+        m.put(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG, List.of(new Synonym("log.index.interval.bytes", 1)));
+        m.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, List.of(new Synonym("log.cleaner.delete.retention.ms", 1)));
+        m.put(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, List.of(new Synonym("log.cleaner.min.compaction.lag.ms", 1)));
+        m.put(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, List.of(new Synonym("log.cleaner.max.compaction.lag.ms", 1)));
+        m.put(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, List.of(new Synonym("log.segment.delete.delay.ms", 1)));
+        m.put(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, List.of(new Synonym("log.cleaner.min.cleanable.ratio", 1)));
+        m.put(TopicConfig.CLEANUP_POLICY_CONFIG, List.of(new Synonym("log.cleanup.policy", 1)));
+        m.put(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, List.of(new Synonym("unclean.leader.election.enable", 1)));
+        m.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, List.of(new Synonym("min.insync.replicas", 1)));
+        m.put(TopicConfig.COMPRESSION_TYPE_CONFIG, List.of(new Synonym("compression.type", 1)));
+        m.put(TopicConfig.PREALLOCATE_CONFIG, List.of(new Synonym("log.preallocate", 1)));
+        m.put(TopicConfig.MESSAGE_FORMAT_VERSION_CONFIG, List.of(new Synonym("log.message.format.version", 1)));
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, List.of(new Synonym("log.message.timestamp.type", 1)));
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG, List.of(new Synonym("log.message.timestamp.difference.max.ms", 1)));
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, List.of(new Synonym("log.message.timestamp.before.max.ms", 1)));
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, List.of(new Synonym("log.message.timestamp.after.max.ms", 1)));
+        m.put(TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG, List.of(new Synonym("log.message.downconversion.enable", 1)));
+        m.put(TopicConfig.LOCAL_LOG_RETENTION_MS_CONFIG, List.of(new Synonym("log.local.retention.ms", 1)));
+        m.put(TopicConfig.LOCAL_LOG_RETENTION_BYTES_CONFIG, List.of(new Synonym("log.local.retention.bytes", 1)));
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    private static ConfigDef brokerDef() {
+        ConfigDef def = new ConfigDef();
+        for (var e : SYNONYMS.entrySet()) {
+            ConfigDef.ConfigKey topic = TopicConfigs.DEF.configKeys().get(e.getKey());
+            for (Synonym s : e.getValue()) {
+                // Hours and minutes are counted as INT; every other name has its topic key's type (its validator runs on the topic value).
+                ConfigDef.Type type = s.multiplier() == 1 ? topic.type : ConfigDef.Type.INT;
+                def.define(s.name(), type, null, ConfigDef.Importance.MEDIUM, "The broker default of the topic config " + e.getKey() + ".");
+            }
+        }
+        return def;
+    }
+}

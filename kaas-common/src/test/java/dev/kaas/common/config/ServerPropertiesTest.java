@@ -1,0 +1,136 @@
+package dev.kaas.common.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ServerPropertiesTest {
+    /** Apache 3.7's config/kraft/server.properties, as an operator would bring it, with a few changes of theirs. */
+    static final String APACHE_SAMPLE = """
+            process.roles=broker,controller
+            node.id=1
+            controller.quorum.voters=1@localhost:9093
+            listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+            inter.broker.listener.name=PLAINTEXT
+            advertised.listeners=PLAINTEXT://localhost:9092
+            controller.listener.names=CONTROLLER
+            listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+            num.network.threads=3
+            num.io.threads=8
+            socket.request.max.bytes=104857600
+            log.dirs=/tmp/kraft-combined-logs
+            num.partitions=3
+            offsets.topic.replication.factor=1
+            log.retention.hours=24
+            log.segment.bytes=1073741824
+            log.retention.check.interval.ms=300000
+            group.initial.rebalance.delay.ms=0
+            offsets.retention.minutes=60
+            """;
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void anApacheKraftFileBecomesTheKaasKeysAndTheTopicDefaults() throws Exception {
+        // Given
+        Path file = write(APACHE_SAMPLE);
+
+        // When
+        ServerProperties.Translation t = ServerProperties.load(file);
+
+        // Then
+        assertThat(t.properties())
+                .containsEntry("kaas.broker.id", "1")
+                .containsEntry("kaas.broker.listeners", "PLAINTEXT://:9092")
+                .containsEntry("kaas.broker.advertised-listeners", "PLAINTEXT://localhost:9092")
+                .containsEntry("kaas.data-dir", "/tmp/kraft-combined-logs")
+                .containsEntry("kaas.controller.num-partitions", "3")
+                .containsEntry("kaas.broker.socket-request-max-bytes", "104857600")
+                .containsEntry("kaas.broker.log-retention-check-interval", "300000ms")
+                .containsEntry("kaas.group.initial-rebalance-delay", "0ms")
+                .containsEntry("kaas.group.offsets-retention", "60m")
+                .containsEntry("log.retention.hours", "24")
+                .containsEntry("log.segment.bytes", "1073741824")
+                .doesNotContainKeys("process.roles", "controller.listener.names", "num.io.threads");
+        assertThat(t.notRead()).containsExactlyInAnyOrder("process.roles", "controller.quorum.voters", "inter.broker.listener.name",
+                "listener.security.protocol.map", "num.network.threads", "num.io.threads", "offsets.topic.replication.factor");
+        assertThat(t.warnings(file)).anySatisfy(w -> assertThat(w).contains("process.roles is a KRaft setting"))
+                .anySatisfy(w -> assertThat(w).contains("listener.security.protocol.map is not a setting kaas reads"));
+    }
+
+    @Test
+    void aValueOfTheWrongTypeIsOneLineNamingTheKey() throws Exception {
+        assertInvalid("log.retention.hours=abc", "Invalid value abc for configuration log.retention.hours: Not a number of type INT");
+        assertInvalid("group.max.size=many", "Invalid value many for configuration group.max.size");
+        assertInvalid("auto.create.topics.enable=yes", "Invalid value yes for configuration auto.create.topics.enable");
+        assertInvalid("connections.max.idle.ms=-5", "Invalid value -5 for configuration connections.max.idle.ms: must be at least 0");
+        assertInvalid("num.partitions=0", "Invalid value 0 for configuration num.partitions: must be at least 1");
+        assertInvalid("log.cleanup.policy=shred", "log.cleanup.policy");
+        assertInvalid("log.segment.bytes=10", "segment.bytes");
+        assertInvalid("log.cleaner.min.compaction.lag.ms=10\nlog.cleaner.max.compaction.lag.ms=5", "min.compaction.lag.ms");
+    }
+
+    @Test
+    void kaasHasOneLogDirAndOneIdPerProcess() throws Exception {
+        assertInvalid("log.dirs=/a,/b", "names 2 directories");
+        assertInvalid("node.id=1\nbroker.id=2", "disagrees");
+        assertInvalid("listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER", "has no listener left");
+        assertThat(ServerProperties.translate(Map.of("log.dir", "/x", "log.dirs", "/y")).properties()).containsEntry("kaas.data-dir", "/y");
+        assertThat(ServerProperties.translate(Map.of("log.dir", "/x")).properties()).containsEntry("kaas.data-dir", "/x");
+        assertThat(ServerProperties.translate(Map.of("node.id", "2", "broker.id", "2")).properties()).containsEntry("kaas.broker.id", "2");
+    }
+
+    @Test
+    void preflightWarnsOncePerKeyAndRefusesABadFile() throws Exception {
+        Path good = write("num.io.threads=8\nlog.retention.hours=1\n");
+        Path bad = write("log.retention.hours=x\n");
+        String before = System.getProperty(ServerProperties.FILE_KEY);
+        try {
+            System.setProperty(ServerProperties.FILE_KEY, good.toString());
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8))).isTrue();
+            assertThat(err.toString(StandardCharsets.UTF_8).lines()).singleElement().asString()
+                    .startsWith("kaas-broker: WARN " + good + ": num.io.threads is");
+
+            System.setProperty(ServerProperties.FILE_KEY, bad.toString());
+            err.reset();
+            assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8))).isFalse();
+            assertThat(err.toString(StandardCharsets.UTF_8).lines()).singleElement().asString()
+                    .isEqualTo("kaas-broker: cannot start: " + bad + ": Invalid value x for configuration log.retention.hours: Not a number of type INT");
+
+            System.setProperty(ServerProperties.FILE_KEY, tmp.resolve("missing").toString());
+            err.reset();
+            assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8))).isFalse();
+            assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot be read");
+        } finally {
+            if (before == null) {
+                System.clearProperty(ServerProperties.FILE_KEY);
+            } else {
+                System.setProperty(ServerProperties.FILE_KEY, before);
+            }
+        }
+    }
+
+    private void assertInvalid(String file, String message) {
+        Map<String, String> raw = new HashMap<>();
+        file.lines().forEach(l -> raw.put(l.substring(0, l.indexOf('=')), l.substring(l.indexOf('=') + 1)));
+        assertThatThrownBy(() -> ServerProperties.translate(raw)).isInstanceOf(ServerProperties.Invalid.class)
+                .hasMessageContaining(message).satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+    }
+
+    private Path write(String content) throws Exception {
+        Path f = Files.createTempFile(tmp, "server", ".properties");
+        Files.writeString(f, content);
+        return f;
+    }
+}

@@ -1,0 +1,19 @@
+package dev.kaas.controller;
+
+import dev.kaas.common.config.ServerProperties;
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.annotations.QuarkusMain;
+
+/** The kaas-controller process: an Apache-style server.properties, if one is configured, is checked before anything starts. */
+@QuarkusMain
+public final class ControllerMain {
+    private ControllerMain() {
+    }
+
+    public static void main(String... args) {
+        if (!ServerProperties.preflight("kaas-controller", System.err)) {
+            System.exit(2);
+        }
+        Quarkus.run(args);
+    }
+}
