@@ -194,12 +194,14 @@ class KaasScriptIT {
                 assertThat(admin.describeTopics(List.of("from-file")).allTopicNames().get(30, TimeUnit.SECONDS).get("from-file").partitions())
                         .as("num.partitions reached the controller").hasSize(3);
                 var topic = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "from-file");
-                var retention = admin.describeConfigs(List.of(topic), new org.apache.kafka.clients.admin.DescribeConfigsOptions().includeSynonyms(true))
-                        .all().get(30, TimeUnit.SECONDS).get(topic).get("retention.ms");
-                assertThat(retention.value()).isEqualTo("86400000");
-                assertThat(retention.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
-                assertThat(retention.synonyms()).extracting(org.apache.kafka.clients.admin.ConfigEntry.ConfigSynonym::name)
-                        .containsExactly("log.retention.hours", "log.retention.hours");
+                var topicConfig = admin.describeConfigs(List.of(topic), new org.apache.kafka.clients.admin.DescribeConfigsOptions().includeSynonyms(true))
+                        .all().get(30, TimeUnit.SECONDS).get(topic);
+                assertThat(topicConfig.get("retention.ms").value()).isEqualTo("86400000");
+                var maxMessage = topicConfig.get("max.message.bytes");
+                assertThat(maxMessage.value()).isEqualTo("2000");
+                assertThat(maxMessage.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
+                assertThat(maxMessage.synonyms()).extracting(org.apache.kafka.clients.admin.ConfigEntry.ConfigSynonym::name)
+                        .containsExactly("message.max.bytes", "message.max.bytes");
                 var broker = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "1");
                 var brokerConfig = admin.describeConfigs(List.of(broker)).all().get(30, TimeUnit.SECONDS).get(broker);
                 assertThat(brokerConfig.get("group.initial.rebalance.delay.ms").value()).isEqualTo("0");
@@ -215,6 +217,14 @@ class KaasScriptIT {
             }
             assertThat(Files.readString(data.resolve("logs/broker-1.log")))
                     .contains("WARN " + file + ": process.roles is a KRaft setting");
+            // A broker started again by start-broker reads the same file (cluster.env keeps it).
+            assertThat(runToEnd(120, "stop-broker", "1", "--data", data.toString())).contains("exit=0");
+            assertThat(runToEnd(120, "start-broker", "1", "--data", data.toString())).contains("is ready").contains("exit=0");
+            try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+                var tooLarge = p.send(new ProducerRecord<>("from-file", "x".repeat(3000)));
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> tooLarge.get(30, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+            }
         } finally {
             runToEnd("down", "--data", data.toString());
             assertThat(up.process().waitFor(60, TimeUnit.SECONDS)).isTrue();

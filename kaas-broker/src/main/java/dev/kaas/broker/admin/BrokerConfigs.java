@@ -5,6 +5,7 @@ import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.config.TopicDefaults;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
@@ -102,28 +103,19 @@ final class BrokerConfigs {
                 "How often expired transactional ids are removed."));
         out.add(new Entry("transaction.partition.verification.enable", ConfigType.BOOLEAN, "kaas.transaction.partition-verification-enable",
                 Boolean.toString(t.partitionVerificationEnable()), "Whether a transaction's first write to a partition is verified."));
-        // The topic defaults, under every Apache broker name (TopicDefaults): a name set for this broker shows its value;
+        // The topic defaults, under every Apache broker name (TopicDefaults): a name set for this broker shows its value as set;
         // of the names left unset, the one that carries Apache's default shows it (log.retention.hours=168), the others null.
         for (var e : TopicDefaults.SYNONYMS.entrySet()) {
-            topicDefaults(out, e.getKey(), e.getValue(), defaults.setBy().get(e.getKey()));
+            topicDefaults(out, e.getKey(), e.getValue(), defaults.settings());
         }
         out.sort(java.util.Comparator.comparing(Entry::name));
         return out;
     }
 
-    private static void topicDefaults(List<Entry> out, String topicKey, List<TopicDefaults.Synonym> names, TopicDefaults.Synonym set) {
+    private static void topicDefaults(List<Entry> out, String topicKey, List<TopicDefaults.Synonym> names, Map<String, String> set) {
         ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(topicKey);
-        TopicDefaults.Synonym coarsest = names.get(names.size() - 1);
         for (TopicDefaults.Synonym s : names) {
-            String value = null;
-            if (set != null && set.name().equals(s.name())) {
-                value = set.value();
-            } else if (s == coarsest) {
-                value = ConfigValues.format(def.defaultValue);
-                if (s.multiplier() != 1 && def.defaultValue instanceof Long ms) {
-                    value = Long.toString(ms / s.multiplier());
-                }
-            }
+            String value = set.containsKey(s.name()) ? set.get(s.name()) : TopicDefaults.brokerDefault(topicKey, s);
             ConfigType type = s.multiplier() != 1 ? ConfigType.INT : switch (def.type) {
                 case INT -> ConfigType.INT;
                 case LONG -> ConfigType.LONG;

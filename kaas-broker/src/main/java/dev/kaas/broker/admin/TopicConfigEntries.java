@@ -5,7 +5,6 @@ import dev.kaas.common.config.TopicDefaults;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 
 /**
@@ -13,6 +12,8 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
  * value and where it comes from — the topic's own override (DYNAMIC_TOPIC_CONFIG), this broker's
  * default under its Apache broker name (STATIC_BROKER_CONFIG, {@link TopicDefaults}), or Apache's
  * default (DEFAULT_CONFIG) — and, for {@code include_synonyms}, that chain in priority order.
+ * Topic keys with no broker name ({@code remote.storage.enable}, the throttled-replica lists) are
+ * DEFAULT_CONFIG with no chain.
  */
 final class TopicConfigEntries {
     /** One link of a key's chain: the name it is set under, its value there, and the source. */
@@ -34,36 +35,46 @@ final class TopicConfigEntries {
     }
 
     ConfigSource source(String key) {
-        if (overrides.containsKey(key)) {
-            return ConfigSource.TOPIC_CONFIG;
-        }
-        return defaults.setBy().containsKey(key) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+        List<Synonym> chain = synonyms(key);
+        return chain.isEmpty() ? ConfigSource.DEFAULT_CONFIG : chain.get(0).source();
     }
 
     /**
-     * The chain for {@code key}: the override, the broker name that set the default, and Apache's
-     * default under the broker name that carries it (the coarsest: {@code log.retention.hours=168}).
+     * The chain for {@code key}, as Apache 3.7's {@code ConfigHelper.createTopicConfigEntry}
+     * builds it: the override; then, over the key's broker names in priority order, those this
+     * broker sets (STATIC_BROKER_CONFIG) and those with an Apache default (DEFAULT_CONFIG); less
+     * everything before the first entry under the key's primary broker name. So
+     * {@code log.retention.hours=24} alone gives retention.ms its value with DEFAULT_CONFIG and
+     * no synonyms, as Apache does (its primary name is {@code log.retention.ms}).
      */
     List<Synonym> synonyms(String key) {
         List<Synonym> out = new ArrayList<>();
         if (overrides.containsKey(key)) {
             out.add(new Synonym(key, value(key), ConfigSource.TOPIC_CONFIG));
         }
-        TopicDefaults.Synonym set = defaults.setBy().get(key);
-        if (set != null) {
-            out.add(new Synonym(set.name(), set.value(), ConfigSource.STATIC_BROKER_CONFIG));
-        }
         List<TopicDefaults.Synonym> names = TopicDefaults.SYNONYMS.get(key);
-        ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
-        Object apacheDefault = def.defaultValue;
         if (names == null) {
-            out.add(new Synonym(key, ConfigValues.format(apacheDefault), ConfigSource.DEFAULT_CONFIG));
-        } else {
-            TopicDefaults.Synonym coarsest = names.get(names.size() - 1);
-            String v = coarsest.multiplier() == 1 || !(apacheDefault instanceof Long ms) || ms == Long.MAX_VALUE
-                    ? ConfigValues.format(apacheDefault) : Long.toString(ms / coarsest.multiplier());
-            out.add(new Synonym(coarsest.name(), v, ConfigSource.DEFAULT_CONFIG));
+            return out;
         }
+        List<Synonym> broker = new ArrayList<>();
+        for (TopicDefaults.Synonym n : names) {
+            String set = defaults.settings().get(n.name());
+            if (set != null) {
+                broker.add(new Synonym(n.name(), set, ConfigSource.STATIC_BROKER_CONFIG));
+            }
+        }
+        for (TopicDefaults.Synonym n : names) {
+            String d = TopicDefaults.brokerDefault(key, n);
+            if (d != null) {
+                broker.add(new Synonym(n.name(), d, ConfigSource.DEFAULT_CONFIG));
+            }
+        }
+        String primary = names.get(0).name();
+        int first = 0;
+        while (first < broker.size() && !broker.get(first).name().equals(primary)) {
+            first++;
+        }
+        out.addAll(broker.subList(first, broker.size()));
         return out;
     }
 }

@@ -22,15 +22,30 @@ class TopicConfigEntriesTest {
                 new TopicConfigEntries.Synonym("message.max.bytes", "5000", ConfigSource.STATIC_BROKER_CONFIG),
                 new TopicConfigEntries.Synonym("message.max.bytes", "1048588", ConfigSource.DEFAULT_CONFIG));
 
+        TopicConfigEntries plain = new TopicConfigEntries(BROKER, Map.of());
+        assertThat(plain.source("max.message.bytes")).isEqualTo(ConfigSource.STATIC_BROKER_CONFIG);
+        assertThat(plain.synonyms("segment.bytes")).containsExactly(
+                new TopicConfigEntries.Synonym("log.segment.bytes", "1073741824", ConfigSource.DEFAULT_CONFIG));
+    }
+
+    /** Apache 3.7's ConfigHelper keeps the chain from the primary broker name on: log.retention.ms, not .hours. */
+    @Test
+    void aDefaultSetUnderASecondaryNameShowsItsValueButNoChainAsInApache() {
+        TopicConfigEntries topic = new TopicConfigEntries(BROKER, Map.of());
+
         assertThat(topic.value("retention.ms")).isEqualTo("86400000");
-        assertThat(topic.source("retention.ms")).isEqualTo(ConfigSource.STATIC_BROKER_CONFIG);
-        assertThat(topic.synonyms("retention.ms")).containsExactly(
+        assertThat(topic.source("retention.ms")).isEqualTo(ConfigSource.DEFAULT_CONFIG);
+        assertThat(topic.synonyms("retention.ms")).isEmpty();
+        assertThat(topic.synonyms("segment.ms")).isEmpty();
+
+        TopicConfigEntries both = new TopicConfigEntries(TopicDefaults.of(Map.of("log.retention.ms", "1000", "log.retention.hours", "24")), Map.of());
+        assertThat(both.value("retention.ms")).isEqualTo("1000");
+        assertThat(both.synonyms("retention.ms")).containsExactly(
+                new TopicConfigEntries.Synonym("log.retention.ms", "1000", ConfigSource.STATIC_BROKER_CONFIG),
                 new TopicConfigEntries.Synonym("log.retention.hours", "24", ConfigSource.STATIC_BROKER_CONFIG),
                 new TopicConfigEntries.Synonym("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG));
-
-        assertThat(topic.value("segment.ms")).isEqualTo("604800000");
-        assertThat(topic.source("segment.ms")).isEqualTo(ConfigSource.DEFAULT_CONFIG);
-        assertThat(topic.synonyms("segment.ms")).containsExactly(new TopicConfigEntries.Synonym("log.roll.hours", "168", ConfigSource.DEFAULT_CONFIG));
+        assertThat(both.synonyms("remote.storage.enable")).as("no broker name").isEmpty();
+        assertThat(both.source("remote.storage.enable")).isEqualTo(ConfigSource.DEFAULT_CONFIG);
     }
 
     @Test
@@ -45,5 +60,10 @@ class TopicConfigEntriesTest {
         assertThat(entries.get("message.max.bytes").value()).isEqualTo("5000");
         assertThat(entries.get("log.flush.interval.messages").value()).as("kaas's fsync-per-append default").isEqualTo("1");
         assertThat(entries.get("log.retention.hours").kaasKey()).as("read under its Apache name").isEqualTo("log.retention.hours");
+
+        BrokerConfigs.of(TestBrokerConfig.defaults(), TopicDefaults.of(Map.of("log.retention.ms", "1000", "log.retention.hours", "24")))
+                .forEach(e -> entries.put(e.name(), e));
+        assertThat(entries.get("log.retention.ms").value()).isEqualTo("1000");
+        assertThat(entries.get("log.retention.hours").value()).as("as set, though .ms wins").isEqualTo("24");
     }
 }

@@ -63,6 +63,34 @@ class AssignmentApplierTest {
     }
 
     /**
+     * The broker's topic defaults (server.properties) reach the open logs: a partition obeys the
+     * broker's default, then the topic's override, and the broker's default again when the
+     * override is removed (not Apache's). Fails if an update resolves without the broker defaults.
+     */
+    @Test
+    void anOpenPartitionFollowsItsTopicsOverridesOverTheBrokersDefaults() throws Exception {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.resolve("defaults").toString(), "broker.id", 1));
+        Partitions withDefaults = new Partitions(config, dev.kaas.common.config.TopicDefaults.of(Map.of("message.max.bytes", "5000")));
+        AssignmentApplier a = new AssignmentApplier(new ClusterView(config), withDefaults, noEvents());
+        a.submit(assignment(1, 0));
+        await().atMost(Duration.ofSeconds(10)).until(() -> withDefaults.get(TP0) != null);
+        assertThat(withDefaults.get(TP0).log().config().maxMessageBytes()).isEqualTo(5000);
+
+        a.submit(withOverrides(assignment(2, 0), Map.of("max.message.bytes", "7000")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> withDefaults.get(TP0).log().config().maxMessageBytes() == 7000);
+
+        a.submit(withOverrides(assignment(3, 0), Map.of()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> withDefaults.get(TP0).log().config().maxMessageBytes() == 5000);
+    }
+
+    private static Assignment withOverrides(Assignment a, Map<String, String> overrides) {
+        TopicAssignment t = a.topics().get(0);
+        TopicSpec spec = new TopicSpec(t.topic().name(), t.topic().topicId(), t.topic().partitions(), overrides);
+        return new Assignment(a.version(), a.controllerEpoch(), a.clusterId(), a.brokers(), List.of(new TopicAssignment(spec, t.partitions())),
+                a.groupSlots(), a.txnSlots());
+    }
+
+    /**
      * A failed fsync (a full NFS volume): the partition's log stops, is closed and cut back to what
      * was durable, and is opened again under the same assignment once the volume takes writes,
      * with no new assignment needed. Fails if the applier keeps the failed incarnation.

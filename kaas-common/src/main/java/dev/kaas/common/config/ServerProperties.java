@@ -1,8 +1,7 @@
 package dev.kaas.common.config;
 
 import java.io.IOException;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,8 +37,11 @@ public final class ServerProperties {
         MINUTES
     }
 
-    /** One Apache broker name kaas reads, and the kaas key it sets. */
-    record Setting(String apacheName, String kaasKey, Kind kind) {
+    /** One Apache broker name kaas reads, the kaas key it sets, and Apache's lower bound (null: none). */
+    record Setting(String apacheName, String kaasKey, Kind kind, Long min) {
+        Setting(String apacheName, String kaasKey, Kind kind) {
+            this(apacheName, kaasKey, kind, kind == Kind.MILLIS || kind == Kind.MINUTES ? 0L : null);
+        }
     }
 
     static final List<Setting> SETTINGS = List.of(
@@ -49,31 +51,31 @@ public final class ServerProperties {
             new Setting("advertised.listeners", "kaas.broker.advertised-listeners", Kind.STRING),
             new Setting("log.dirs", "kaas.data-dir", Kind.STRING),
             new Setting("log.dir", "kaas.data-dir", Kind.STRING),
-            new Setting("num.partitions", "kaas.controller.num-partitions", Kind.INT),
+            new Setting("num.partitions", "kaas.controller.num-partitions", Kind.INT, 1L),
             new Setting("auto.create.topics.enable", "kaas.broker.auto-create-topics-enable", Kind.BOOLEAN),
-            new Setting("socket.request.max.bytes", "kaas.broker.socket-request-max-bytes", Kind.INT),
+            new Setting("socket.request.max.bytes", "kaas.broker.socket-request-max-bytes", Kind.INT, 1L),
             new Setting("queued.max.request.bytes", "kaas.broker.queued-max-request-bytes", Kind.LONG),
             new Setting("connections.max.idle.ms", "kaas.broker.connections-max-idle", Kind.MILLIS),
-            new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT),
-            new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT),
-            new Setting("log.retention.check.interval.ms", "kaas.broker.log-retention-check-interval", Kind.MILLIS),
+            new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT, 0L),
+            new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT, 1024L),
+            new Setting("log.retention.check.interval.ms", "kaas.broker.log-retention-check-interval", Kind.MILLIS, 1L),
             new Setting("log.cleaner.enable", "kaas.broker.log-cleaner-enable", Kind.BOOLEAN),
-            new Setting("log.cleaner.threads", "kaas.broker.log-cleaner-threads", Kind.INT),
+            new Setting("log.cleaner.threads", "kaas.broker.log-cleaner-threads", Kind.INT, 0L),
             new Setting("log.cleaner.backoff.ms", "kaas.broker.log-cleaner-backoff", Kind.MILLIS),
             new Setting("log.cleaner.dedupe.buffer.size", "kaas.broker.log-cleaner-dedupe-buffer-size", Kind.LONG),
-            new Setting("log.cleaner.io.buffer.size", "kaas.broker.log-cleaner-io-buffer-size", Kind.INT),
+            new Setting("log.cleaner.io.buffer.size", "kaas.broker.log-cleaner-io-buffer-size", Kind.INT, 0L),
             new Setting("log.cleaner.io.max.bytes.per.second", "kaas.broker.log-cleaner-io-max-bytes-per-second", Kind.DOUBLE),
             new Setting("group.min.session.timeout.ms", "kaas.group.min-session-timeout", Kind.MILLIS),
             new Setting("group.max.session.timeout.ms", "kaas.group.max-session-timeout", Kind.MILLIS),
             new Setting("group.initial.rebalance.delay.ms", "kaas.group.initial-rebalance-delay", Kind.MILLIS),
-            new Setting("group.max.size", "kaas.group.max-size", Kind.INT),
-            new Setting("offsets.retention.minutes", "kaas.group.offsets-retention", Kind.MINUTES),
-            new Setting("offsets.retention.check.interval.ms", "kaas.group.offsets-retention-check-interval", Kind.MILLIS),
+            new Setting("group.max.size", "kaas.group.max-size", Kind.INT, 1L),
+            new Setting("offsets.retention.minutes", "kaas.group.offsets-retention", Kind.MINUTES, 1L),
+            new Setting("offsets.retention.check.interval.ms", "kaas.group.offsets-retention-check-interval", Kind.MILLIS, 1L),
             new Setting("offset.metadata.max.bytes", "kaas.group.offset-metadata-max-bytes", Kind.INT),
-            new Setting("transaction.max.timeout.ms", "kaas.transaction.max-timeout", Kind.MILLIS),
-            new Setting("transactional.id.expiration.ms", "kaas.transaction.id-expiration", Kind.MILLIS),
-            new Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", "kaas.transaction.abort-timed-out-interval", Kind.MILLIS),
-            new Setting("transaction.remove.expired.transaction.cleanup.interval.ms", "kaas.transaction.remove-expired-interval", Kind.MILLIS),
+            new Setting("transaction.max.timeout.ms", "kaas.transaction.max-timeout", Kind.MILLIS, 1L),
+            new Setting("transactional.id.expiration.ms", "kaas.transaction.id-expiration", Kind.MILLIS, 1L),
+            new Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", "kaas.transaction.abort-timed-out-interval", Kind.MILLIS, 1L),
+            new Setting("transaction.remove.expired.transaction.cleanup.interval.ms", "kaas.transaction.remove-expired-interval", Kind.MILLIS, 1L),
             new Setting("transaction.partition.verification.enable", "kaas.transaction.partition-verification-enable", Kind.BOOLEAN));
 
     /**
@@ -117,20 +119,36 @@ public final class ServerProperties {
     }
 
     /**
-     * What a process's main method runs before Quarkus starts: with no file configured, nothing;
-     * else each key kaas does not read is reported once on {@code err}, and a file kaas cannot
-     * start with is reported in one line. Nothing has been opened yet, so the caller may exit.
+     * What a process's main method runs before Quarkus starts: each key of the configured file
+     * that kaas does not read is reported once on {@code err}; a file kaas cannot start with, or
+     * a bad topic default from the file, a system property or the environment, is reported in one
+     * line. Nothing has been opened yet, so the caller may exit.
      *
      * @return false when the process must not start
      */
     public static boolean preflight(String process, java.io.PrintStream err) {
         Path file = configured();
-        if (file == null) {
-            return true;
-        }
         try {
-            for (String w : load(file).warnings(file)) {
-                err.println(process + ": WARN " + w);
+            Map<String, String> settings = new java.util.HashMap<>();
+            if (file != null) {
+                Translation t = load(file);
+                t.warnings(file).forEach(w -> err.println(process + ": WARN " + w));
+                settings.putAll(t.properties());
+            }
+            // Topic defaults may also come from system properties and the environment (LOG_RETENTION_HOURS), which win over the file.
+            for (String name : TopicDefaults.brokerNames()) {
+                String v = System.getProperty(name);
+                if (v == null) {
+                    v = System.getenv(name.replace('.', '_').toUpperCase(java.util.Locale.ROOT));
+                }
+                if (v != null) {
+                    settings.put(name, v);
+                }
+            }
+            try {
+                TopicDefaults.of(settings);
+            } catch (ConfigException e) {
+                throw new Invalid(e.getMessage());
             }
             return true;
         } catch (Invalid e) {
@@ -142,7 +160,8 @@ public final class ServerProperties {
     /** Reads and translates {@code file}. */
     public static Translation load(Path file) throws Invalid {
         Properties props = new Properties();
-        try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+        // As Apache's Utils.loadProps: Properties.load of a byte stream, ISO-8859-1 with \\u escapes.
+        try (InputStream in = Files.newInputStream(file)) {
             props.load(in);
         } catch (IOException | IllegalArgumentException e) {
             throw new Invalid(file + ": cannot be read: " + e.getMessage());
@@ -189,19 +208,49 @@ public final class ServerProperties {
         } catch (ConfigException e) {
             throw new Invalid(e.getMessage());
         }
+        String listeners = out.get("kaas.broker.listeners");
+        if (listeners != null) {
+            checkPlaintext(listeners, raw.get("listener.security.protocol.map"));
+            // Apache advertises the listeners themselves when advertised.listeners is not set.
+            out.putIfAbsent("kaas.broker.advertised-listeners", listeners.replaceAll("://(0\\.0\\.0\\.0)?:", "://localhost:"));
+        }
+        String socketMax = out.get("kaas.broker.socket-request-max-bytes");
+        if (socketMax != null && !out.containsKey("kaas.broker.queued-max-request-bytes")) {
+            // kaas bounds the bytes of requests in flight at two maximum-size requests (running.md); Apache leaves it unbounded.
+            out.put("kaas.broker.queued-max-request-bytes", Long.toString(Math.max(209_715_200L, 2L * Long.parseLong(socketMax))));
+        }
         return new Translation(out, notRead);
+    }
+
+    /**
+     * kaas serves plaintext listeners only (the security issue is open): a listener whose
+     * protocol, by {@code listener.security.protocol.map} or by its name, is SSL or SASL must not
+     * start as plaintext on the port an operator meant to protect.
+     */
+    private static void checkPlaintext(String listeners, String protocolMap) throws Invalid {
+        Map<String, String> map = new java.util.HashMap<>();
+        if (protocolMap != null) {
+            for (String entry : protocolMap.split(",")) {
+                String[] kv = entry.trim().split(":", 2);
+                if (kv.length == 2) {
+                    map.put(kv[0].trim(), kv[1].trim());
+                }
+            }
+        }
+        for (String l : listeners.split(",")) {
+            String name = l.trim().contains("://") ? l.trim().substring(0, l.trim().indexOf("://")) : l.trim();
+            String protocol = map.getOrDefault(name, name);
+            if (!protocol.equals("PLAINTEXT")) {
+                throw new Invalid("listener " + name + " is " + protocol + "; kaas serves PLAINTEXT listeners only in this release");
+            }
+        }
     }
 
     private static String convert(Setting s, String value, Set<String> controllerListeners) throws Invalid {
         try {
             switch (s.kind()) {
                 case INT -> {
-                    int v = (Integer) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.INT);
-                    if (v < 0 || (v == 0 && !s.apacheName().endsWith("id"))) {
-                        throw new Invalid("Invalid value " + value + " for configuration " + s.apacheName() + ": must be at least "
-                                + (s.apacheName().endsWith("id") ? 0 : 1));
-                    }
-                    return Integer.toString(v);
+                    return Integer.toString((int) atLeast(s, value, (Integer) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.INT)));
                 }
                 case LONG -> {
                     return Long.toString((Long) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.LONG));
@@ -213,10 +262,7 @@ public final class ServerProperties {
                     return Double.toString((Double) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.DOUBLE));
                 }
                 case MILLIS, MINUTES -> {
-                    long v = (Long) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.LONG);
-                    if (v < 0) {
-                        throw new Invalid("Invalid value " + value + " for configuration " + s.apacheName() + ": must be at least 0");
-                    }
+                    long v = atLeast(s, value, (Long) ConfigDef.parseType(s.apacheName(), value, ConfigDef.Type.LONG));
                     return v + (s.kind() == Kind.MILLIS ? "ms" : "m");
                 }
                 default -> {
@@ -226,6 +272,13 @@ public final class ServerProperties {
         } catch (ConfigException e) {
             throw new Invalid(e.getMessage());
         }
+    }
+
+    private static long atLeast(Setting s, String value, long v) throws Invalid {
+        if (s.min() != null && v < s.min()) {
+            throw new Invalid("Invalid value " + value + " for configuration " + s.apacheName() + ": Value must be at least " + s.min());
+        }
+        return v;
     }
 
     private static String string(Setting s, String value, Set<String> controllerListeners) throws Invalid {

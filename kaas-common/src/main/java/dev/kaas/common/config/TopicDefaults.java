@@ -19,17 +19,15 @@ import org.apache.kafka.common.config.TopicConfig;
  * a topic key has several broker names, the first one set wins ({@code log.retention.ms} over
  * {@code .minutes} over {@code .hours}), as Apache. See src/docs/running.md.
  *
- * @param values the broker's default per topic key, in the topic key's units
- * @param setBy  per topic key in {@code values}, the broker name it was set by and that name's raw value
+ * @param values   the broker's default per topic key, in the topic key's units
+ * @param settings every broker name that is set, with its value as written (all of them, not only
+ *                 the one that wins: DescribeConfigs shows each)
  */
-public record TopicDefaults(Map<String, String> values, Map<String, Synonym> setBy) {
+public record TopicDefaults(Map<String, String> values, Map<String, String> settings) {
     public static final TopicDefaults NONE = new TopicDefaults(Map.of(), Map.of());
 
     /** One broker name of a topic key, and what one of its units is in the topic key's units. */
-    public record Synonym(String name, long multiplier, String value) {
-        Synonym(String name, long multiplier) {
-            this(name, multiplier, null);
-        }
+    public record Synonym(String name, long multiplier) {
     }
 
     private static final long MINUTE = 60_000L;
@@ -43,7 +41,7 @@ public record TopicDefaults(Map<String, String> values, Map<String, Synonym> set
 
     public TopicDefaults {
         values = Map.copyOf(values);
-        setBy = Map.copyOf(setBy);
+        settings = Map.copyOf(settings);
     }
 
     /**
@@ -64,25 +62,23 @@ public record TopicDefaults(Map<String, String> values, Map<String, Synonym> set
 
     /** As {@link #from}, for the broker names in {@code raw} (others are not looked at). */
     public static TopicDefaults of(Map<String, String> raw) {
-        Map<String, Object> parsed = BROKER_DEF.parse(onlyBrokerNames(raw));
+        Map<String, String> settings = onlyBrokerNames(raw);
+        Map<String, Object> parsed = BROKER_DEF.parse(settings);
         Map<String, String> values = new HashMap<>();
-        Map<String, Synonym> setBy = new HashMap<>();
+        Map<String, String> winner = new HashMap<>();
         for (var e : SYNONYMS.entrySet()) {
             for (Synonym s : e.getValue()) {
                 Object v = parsed.get(s.name());
                 if (v == null) {
                     continue;
                 }
-                String topicValue;
-                if (s.multiplier() != 1) {
-                    long ms = ((Number) v).longValue() * s.multiplier();
-                    // Apache's KafkaConfig.logRetentionTimeMillis: any negative retention is "forever".
-                    topicValue = Long.toString(e.getKey().equals(TopicConfig.RETENTION_MS_CONFIG) && ms < 0 ? -1 : ms);
-                } else {
-                    topicValue = raw.get(s.name()).trim();
+                String topicValue = s.multiplier() != 1 ? Long.toString(((Number) v).longValue() * s.multiplier()) : settings.get(s.name());
+                // Apache's KafkaConfig.logRetentionTimeMillis: a negative retention in any unit is "forever".
+                if (e.getKey().equals(TopicConfig.RETENTION_MS_CONFIG) && ((Number) v).longValue() < 0) {
+                    topicValue = "-1";
                 }
                 values.put(e.getKey(), topicValue);
-                setBy.put(e.getKey(), new Synonym(s.name(), s.multiplier(), raw.get(s.name()).trim()));
+                winner.put(e.getKey(), s.name());
                 break;
             }
         }
@@ -90,15 +86,35 @@ public record TopicDefaults(Map<String, String> values, Map<String, Synonym> set
         for (var e : values.entrySet()) {
             String invalid = TopicConfigs.validate(Map.of(e.getKey(), e.getValue()));
             if (invalid != null) {
-                Synonym s = setBy.get(e.getKey());
-                throw new ConfigException(s.name() + "=" + s.value() + " (the broker default of " + e.getKey() + "): " + invalid);
+                String name = winner.get(e.getKey());
+                throw new ConfigException(name + "=" + settings.get(name) + " (the broker default of " + e.getKey() + "): " + invalid);
             }
         }
         String invalid = TopicConfigs.validate(values);
         if (invalid != null) {
             throw new ConfigException("the broker's topic defaults: " + invalid);
         }
-        return new TopicDefaults(values, setBy);
+        return new TopicDefaults(values, settings);
+    }
+
+    /**
+     * Apache's default under one broker name of {@code topicKey}, in that name's units: only the
+     * coarsest name carries one ({@code log.retention.hours=168}; {@code log.retention.ms} has
+     * none), as in Apache's KafkaConfig. Null for the others.
+     */
+    public static String brokerDefault(String topicKey, Synonym name) {
+        List<Synonym> names = SYNONYMS.get(topicKey);
+        if (!name.equals(names.get(names.size() - 1))) {
+            return null;
+        }
+        Object d = TopicConfigs.DEF.configKeys().get(topicKey).defaultValue;
+        if (d == null) {
+            return null;
+        }
+        if (name.multiplier() != 1 && d instanceof Long ms) {
+            return Long.toString(ms / name.multiplier());
+        }
+        return d instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList()) : String.valueOf(d);
     }
 
     /** Every broker name of the table, in no particular order. */

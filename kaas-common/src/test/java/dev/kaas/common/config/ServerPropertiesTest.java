@@ -73,11 +73,55 @@ class ServerPropertiesTest {
         assertInvalid("log.retention.hours=abc", "Invalid value abc for configuration log.retention.hours: Not a number of type INT");
         assertInvalid("group.max.size=many", "Invalid value many for configuration group.max.size");
         assertInvalid("auto.create.topics.enable=yes", "Invalid value yes for configuration auto.create.topics.enable");
-        assertInvalid("connections.max.idle.ms=-5", "Invalid value -5 for configuration connections.max.idle.ms: must be at least 0");
-        assertInvalid("num.partitions=0", "Invalid value 0 for configuration num.partitions: must be at least 1");
-        assertInvalid("log.cleanup.policy=shred", "log.cleanup.policy");
-        assertInvalid("log.segment.bytes=10", "segment.bytes");
-        assertInvalid("log.cleaner.min.compaction.lag.ms=10\nlog.cleaner.max.compaction.lag.ms=5", "min.compaction.lag.ms");
+        assertInvalid("connections.max.idle.ms=-5", "Invalid value -5 for configuration connections.max.idle.ms: Value must be at least 0");
+        assertInvalid("num.partitions=0", "Invalid value 0 for configuration num.partitions: Value must be at least 1");
+        assertInvalid("offsets.retention.minutes=0", "Invalid value 0 for configuration offsets.retention.minutes: Value must be at least 1");
+        assertInvalid("log.cleanup.policy=shred", "log.cleanup.policy=shred (the broker default of cleanup.policy): Invalid value shred");
+        assertInvalid("log.segment.bytes=10", "log.segment.bytes=10 (the broker default of segment.bytes): Invalid value 10 for configuration "
+                + "segment.bytes: Value must be at least 26");
+        assertInvalid("log.cleaner.min.compaction.lag.ms=10\nlog.cleaner.max.compaction.lag.ms=5", "min.compaction.lag.ms (10) >");
+    }
+
+    @Test
+    void apachesLowerBoundsAndNoStricter() throws Exception {
+        assertThat(ServerProperties.translate(Map.of("log.cleaner.threads", "0", "max.connections.per.ip", "0",
+                "log.cleaner.io.buffer.size", "0", "offset.metadata.max.bytes", "0")).properties())
+                .containsEntry("kaas.broker.log-cleaner-threads", "0").containsEntry("kaas.group.offset-metadata-max-bytes", "0");
+        assertInvalid("fetch.max.bytes=1000", "Value must be at least 1024");
+    }
+
+    @Test
+    void aListenerAnOperatorMeantToSecureIsNotServedInPlaintext() throws Exception {
+        assertInvalid("listeners=SASL_SSL://:9093", "listener SASL_SSL is SASL_SSL; kaas serves PLAINTEXT listeners only");
+        assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SSL", "listener CLIENT is SSL");
+        assertThat(ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:PLAINTEXT"))
+                .properties()).containsEntry("kaas.broker.listeners", "CLIENT://:9093");
+    }
+
+    @Test
+    void withoutAdvertisedListenersTheListenersAreAdvertisedAsApacheDoes() throws Exception {
+        assertThat(ServerProperties.translate(Map.of("listeners", "PLAINTEXT://:19092,OTHER://0.0.0.0:19093,HOST://h:19094",
+                "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT,HOST:PLAINTEXT")).properties())
+                .containsEntry("kaas.broker.advertised-listeners", "PLAINTEXT://localhost:19092,OTHER://localhost:19093,HOST://h:19094");
+        assertThat(ServerProperties.translate(Map.of("listeners", "PLAINTEXT://:19092", "advertised.listeners", "PLAINTEXT://x:1")).properties())
+                .containsEntry("kaas.broker.advertised-listeners", "PLAINTEXT://x:1");
+    }
+
+    @Test
+    void aLargerRequestLimitLiftsKaassBoundOnRequestsInFlight() throws Exception {
+        assertThat(ServerProperties.translate(Map.of("socket.request.max.bytes", "314572800")).properties())
+                .containsEntry("kaas.broker.queued-max-request-bytes", "629145600");
+        assertThat(ServerProperties.translate(Map.of("socket.request.max.bytes", "1048576")).properties())
+                .containsEntry("kaas.broker.queued-max-request-bytes", "209715200");
+        assertThat(ServerProperties.translate(Map.of("socket.request.max.bytes", "314572800", "queued.max.request.bytes", "-1")).properties())
+                .containsEntry("kaas.broker.queued-max-request-bytes", "-1");
+    }
+
+    @Test
+    void theFileIsReadAsApacheReadsIt() throws Exception {
+        Path file = tmp.resolve("latin1.properties");
+        Files.write(file, "# r\u00e9glages du courtier\nnum.partitions=2\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        assertThat(ServerProperties.load(file).properties()).containsEntry("kaas.controller.num-partitions", "2");
     }
 
     @Test
@@ -108,11 +152,20 @@ class ServerPropertiesTest {
             assertThat(err.toString(StandardCharsets.UTF_8).lines()).singleElement().asString()
                     .isEqualTo("kaas-broker: cannot start: " + bad + ": Invalid value x for configuration log.retention.hours: Not a number of type INT");
 
+            System.setProperty(ServerProperties.FILE_KEY, good.toString());
+            System.setProperty("log.roll.hours", "soon");
+            err.reset();
+            assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8)))
+                    .as("a topic default from a system property is checked too").isFalse();
+            assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot start: Invalid value soon for configuration log.roll.hours");
+            System.clearProperty("log.roll.hours");
+
             System.setProperty(ServerProperties.FILE_KEY, tmp.resolve("missing").toString());
             err.reset();
             assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8))).isFalse();
             assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot be read");
         } finally {
+            System.clearProperty("log.roll.hours");
             if (before == null) {
                 System.clearProperty(ServerProperties.FILE_KEY);
             } else {

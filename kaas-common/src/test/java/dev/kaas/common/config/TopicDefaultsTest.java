@@ -18,12 +18,14 @@ class TopicDefaultsTest {
         assertThat(hours.values()).containsEntry("retention.ms", "7200000");
         assertThat(minutes.values()).containsEntry("retention.ms", "180000");
         assertThat(millis.values()).containsEntry("retention.ms", "4");
-        assertThat(minutes.setBy().get("retention.ms")).isEqualTo(new TopicDefaults.Synonym("log.retention.minutes", 60_000L, "3"));
+        assertThat(minutes.settings()).as("every name set, as written").containsOnly(
+                Map.entry("log.retention.hours", "2"), Map.entry("log.retention.minutes", "3"));
     }
 
     @Test
     void aNegativeRetentionInAnyUnitIsForever() {
         assertThat(TopicDefaults.of(Map.of("log.retention.hours", "-1")).values()).containsEntry("retention.ms", "-1");
+        assertThat(TopicDefaults.of(Map.of("log.retention.ms", "-2")).values()).containsEntry("retention.ms", "-1");
         assertThat(TopicDefaults.of(Map.of("log.roll.hours", "1")).values()).containsEntry("segment.ms", "3600000");
     }
 
@@ -45,6 +47,8 @@ class TopicDefaultsTest {
         assertThatThrownBy(() -> TopicDefaults.of(Map.of("log.roll.hours", "soon"))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("log.roll.hours");
         assertThatThrownBy(() -> TopicDefaults.of(Map.of("log.cleaner.min.cleanable.ratio", "2"))).isInstanceOf(ConfigException.class)
-                .hasMessageContaining("min.cleanable.dirty.ratio");
+                .hasMessageStartingWith("log.cleaner.min.cleanable.ratio=2 (the broker default of min.cleanable.dirty.ratio): Invalid value 2");
+        assertThatThrownBy(() -> TopicDefaults.of(Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)");
     }
 }

@@ -156,6 +156,37 @@ class KubernetesManifestsTest {
         assertThat(objects).extracting(HasMetadata::getKind).doesNotContain("ClusterRole", "ClusterRoleBinding");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {".", "overlays/example"})
+    void bothProcessesReadOneServerPropertiesAndKeepTheVolume(String dir) throws Exception {
+        List<HasMetadata> objects = render(dir);
+
+        Deployment controller = ofKind(objects, Deployment.class).findFirst().orElseThrow();
+        StatefulSet brokers = ofKind(objects, StatefulSet.class).findFirst().orElseThrow();
+        for (PodSpec pod : List.of(controller.getSpec().getTemplate().getSpec(), brokers.getSpec().getTemplate().getSpec())) {
+            Container main = pod.getContainers().get(0);
+            assertThat(main.getEnv()).as("both processes read the one server.properties")
+                    .anyMatch(e -> e.getName().equals("KAAS_CONFIG_FILE") && "/etc/kaas/server.properties".equals(e.getValue()))
+                    .as("the volume wins over a log.dirs in the file")
+                    .anyMatch(e -> e.getName().equals("KAAS_DATA_DIR") && "/var/lib/kaas".equals(e.getValue()))
+                    .as("an overlay's JVM options stay JVM options")
+                    .anyMatch(e -> e.getName().equals("JAVA_OPTS") && e.getValue().startsWith("-XX:"));
+            assertThat(main.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals("/etc/kaas")
+                    && pod.getVolumes().stream().anyMatch(v -> v.getName().equals(m.getName()) && v.getConfigMap() != null
+                    && v.getConfigMap().getName().equals("kaas-server-properties")));
+        }
+        // The shipped file's examples (commented out) are settings kaas reads, valid as written.
+        io.fabric8.kubernetes.api.model.ConfigMap serverProperties = ofKind(objects, io.fabric8.kubernetes.api.model.ConfigMap.class)
+                .filter(m -> m.getMetadata().getName().equals("kaas-server-properties")).findFirst().orElseThrow();
+        Map<String, String> examples = new java.util.HashMap<>();
+        serverProperties.getData().get("server.properties").lines().filter(l -> l.matches("#[a-z.]+=\\S+"))
+                .forEach(l -> examples.put(l.substring(1, l.indexOf('=')), l.substring(l.indexOf('=') + 1)));
+        assertThat(examples).containsKeys("num.partitions", "log.retention.hours");
+        dev.kaas.common.config.ServerProperties.Translation t = dev.kaas.common.config.ServerProperties.translate(examples);
+        assertThat(t.notRead()).isEmpty();
+        assertThat(t.properties()).containsEntry("kaas.controller.num-partitions", "1").containsEntry("log.retention.hours", "168");
+    }
+
     @Test
     void theWorkloadsAreShapedAsTheDesignSays() throws Exception {
         List<HasMetadata> objects = render(".");
@@ -184,25 +215,6 @@ class KubernetesManifestsTest {
                     && v.getPersistentVolumeClaim().getClaimName().equals("kaas-data"));
             assertThat(pod.getVolumes()).as("a writable /tmp").anyMatch(v -> v.getEmptyDir() != null);
         }
-        for (PodSpec pod : List.of(controller.getSpec().getTemplate().getSpec(), brokers.getSpec().getTemplate().getSpec())) {
-            Container main = pod.getContainers().get(0);
-            assertThat(main.getEnv()).as("both processes read the one server.properties")
-                    .anyMatch(e -> e.getName().equals("KAAS_CONFIG_FILE") && e.getValue().equals("/etc/kaas/server.properties"))
-                    .as("the volume wins over a log.dirs in the file")
-                    .anyMatch(e -> e.getName().equals("KAAS_DATA_DIR") && e.getValue().equals("/var/lib/kaas"));
-            assertThat(main.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals("/etc/kaas")
-                    && pod.getVolumes().stream().anyMatch(v -> v.getName().equals(m.getName()) && v.getConfigMap() != null
-                    && v.getConfigMap().getName().equals("kaas-server-properties")));
-        }
-        io.fabric8.kubernetes.api.model.ConfigMap serverProperties = ofKind(objects, io.fabric8.kubernetes.api.model.ConfigMap.class)
-                .filter(m -> m.getMetadata().getName().equals("kaas-server-properties")).findFirst().orElseThrow();
-        Map<String, String> file = new java.util.HashMap<>();
-        java.util.Properties props = new java.util.Properties();
-        props.load(new java.io.StringReader(serverProperties.getData().get("server.properties")));
-        props.stringPropertyNames().forEach(k -> file.put(k, props.getProperty(k)));
-        dev.kaas.common.config.ServerProperties.Translation t = dev.kaas.common.config.ServerProperties.translate(file);
-        assertThat(t.notRead()).as("every key of the shipped file is one kaas reads").isEmpty();
-        assertThat(t.properties()).containsEntry("kaas.controller.num-partitions", "1").containsEntry("log.retention.hours", "168");
         assertThat(ofKind(objects, PersistentVolumeClaim.class)).singleElement()
                 .satisfies(pvc -> assertThat(pvc.getSpec().getAccessModes()).containsExactly("ReadWriteMany"));
         assertThat(Files.readString(K8S.resolve("README.md"))).contains("kubectl apply -k k8s/", "ReadWriteMany");
