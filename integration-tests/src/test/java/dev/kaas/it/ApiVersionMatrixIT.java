@@ -101,7 +101,8 @@ class ApiVersionMatrixIT {
             ApiKeys.ADD_PARTITIONS_TO_TXN, ApiKeys.ADD_OFFSETS_TO_TXN, ApiKeys.END_TXN, ApiKeys.WRITE_TXN_MARKERS,
             ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS,
-            ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS);
+            ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -522,6 +523,54 @@ class ApiVersionMatrixIT {
                 assertThat(describedValue(c, "matrix-conf", "segment.ms")).as("v%d", v).isEqualTo(Integer.toString(200_000 + v));
                 assertThat(describedValue(c, "matrix-conf", "retention.ms")).as("v%d: legacy AlterConfigs replaces every override", v)
                         .isEqualTo("604800000");
+            }
+        }
+    }
+
+    /**
+     * A reassignment names one broker: onto the partition's own writer it is done at once (as Apache
+     * completes a reassignment to the current replicas), onto an unknown broker it is Apache's
+     * INVALID_REPLICA_ASSIGNMENT, and a cancel with nothing in progress NO_REASSIGNMENT_IN_PROGRESS.
+     */
+    @Test
+    void partitionReassignmentsAtEveryVersion() throws Exception {
+        int writer;
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            writer = admin.describeTopics(List.of("matrix")).allTopicNames().get(30, TimeUnit.SECONDS).get("matrix")
+                    .partitions().get(0).leader().id();
+        }
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.ALTER_PARTITION_REASSIGNMENTS); v++) {
+                var req = new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData().setTimeoutMs(30_000);
+                var topic = new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignableTopic().setName("matrix");
+                topic.partitions().add(new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                        .setPartitionIndex(0).setReplicas(List.of(writer)));
+                topic.partitions().add(new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                        .setPartitionIndex(0).setReplicas(List.of(writer + 1000)));
+                req.topics().add(topic);
+                var unknown = new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignableTopic().setName("no-such");
+                unknown.partitions().add(new org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignablePartition()
+                        .setPartitionIndex(0).setReplicas(null));
+                req.topics().add(unknown);
+                var r = (org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse) c.send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, v, req);
+                assertThat(Errors.forCode(r.data().errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                var parts = r.data().responses().get(0).partitions();
+                assertThat(Errors.forCode(parts.get(0).errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(Errors.forCode(parts.get(1).errorCode())).as("v%d", v).isEqualTo(Errors.INVALID_REPLICA_ASSIGNMENT);
+                assertThat(parts.get(1).errorMessage()).contains("no such broker is registered");
+                assertThat(Errors.forCode(r.data().responses().get(1).partitions().get(0).errorCode())).as("v%d", v)
+                        .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            }
+            for (short v = 0; v <= max(ApiKeys.LIST_PARTITION_REASSIGNMENTS); v++) {
+                var all = (org.apache.kafka.common.requests.ListPartitionReassignmentsResponse) c.send(ApiKeys.LIST_PARTITION_REASSIGNMENTS, v,
+                        new org.apache.kafka.common.message.ListPartitionReassignmentsRequestData().setTopics(null).setTimeoutMs(30_000));
+                assertThat(Errors.forCode(all.data().errorCode())).as("v%d", v).isEqualTo(Errors.NONE);
+                assertThat(all.data().topics()).as("v%d: the move onto its own writer is complete", v).isEmpty();
+                var some = new org.apache.kafka.common.message.ListPartitionReassignmentsRequestData().setTimeoutMs(30_000).setTopics(new ArrayList<>());
+                some.topics().add(new org.apache.kafka.common.message.ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics()
+                        .setName("matrix").setPartitionIndexes(List.of(0, 7)));
+                var r = (org.apache.kafka.common.requests.ListPartitionReassignmentsResponse) c.send(ApiKeys.LIST_PARTITION_REASSIGNMENTS, v, some);
+                assertThat(r.data().topics()).as("v%d", v).isEmpty();
             }
         }
     }

@@ -152,6 +152,58 @@ class ShellToolsIT {
         assertThat(unknown.stdout() + unknown.stderr()).contains("no-such-topic-0");
     }
 
+    /**
+     * kafka-reassign-partitions.sh: a partition's writer moved to another broker (--execute), then
+     * --verify until the move is complete, with the records intact. On one broker the only target is
+     * the partition's own writer, which is complete at once, as Apache completes a reassignment onto
+     * the current replicas. A replica list of two brokers is refused with kaas's reason.
+     */
+    @Test
+    void kafkaReassignPartitionsMovesAPartitionsWriter() throws Exception {
+        assertThat(topics("--create", "--topic", "reassign", "--partitions", "1").exitCode()).isZero();
+        var produced = ShellTools.run("kafka.tools.ConsoleProducer", "a\nb\nc\n", "--bootstrap-server", cluster.bootstrap(), "--topic", "reassign");
+        assertThat(produced.exitCode()).as(produced.stderr()).isZero();
+        int from;
+        List<Integer> brokers;
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            from = admin.describeTopics(List.of("reassign")).allTopicNames().get(30, TimeUnit.SECONDS).get("reassign").partitions().get(0)
+                    .leader().id();
+            brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).stream().map(org.apache.kafka.common.Node::id).sorted().toList();
+        }
+        int to = brokers.stream().filter(id -> id != from).findFirst().orElse(from);
+        Path plan = java.nio.file.Files.createTempFile("reassign", ".json");
+        java.nio.file.Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"reassign\",\"partition\":0,\"replicas\":[" + to + "]}]}");
+
+        var execute = withBootstrap("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--reassignment-json-file", plan.toString(), "--execute");
+
+        assertThat(execute.exitCode()).as(execute.stdout() + execute.stderr()).isZero();
+        assertThat(execute.stdout()).contains("Successfully started partition reassignment for reassign-0");
+        String[] verified = {""};
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).pollInterval(java.time.Duration.ofMillis(500)).until(() -> {
+            var verify = withBootstrap("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--reassignment-json-file", plan.toString(),
+                    "--verify");
+            verified[0] = verify.stdout() + verify.stderr();
+            return verify.exitCode() == 0 && verify.stdout().contains("Reassignment of partition reassign-0 is completed.");
+        });
+        assertThat(verified[0]).contains("Clearing broker-level throttles");
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            var p = admin.describeTopics(List.of("reassign")).allTopicNames().get(30, TimeUnit.SECONDS).get("reassign").partitions().get(0);
+            assertThat(p.leader().id()).isEqualTo(to);
+            assertThat(p.replicas()).extracting(org.apache.kafka.common.Node::id).containsExactly(to);
+        }
+        var consumed = ShellTools.run("kafka.tools.ConsoleConsumer", null, "--bootstrap-server", cluster.bootstrap(), "--topic", "reassign",
+                "--from-beginning", "--max-messages", "3", "--timeout-ms", "30000");
+        assertThat(consumed.stdout().lines().toList()).as(consumed.stderr()).containsExactly("a", "b", "c");
+
+        // Two replicas: the tool itself refuses a broker the cluster does not list; kaas refuses two that it does.
+        int second = brokers.stream().filter(id -> id != to).findFirst().orElse(to + 1000);
+        java.nio.file.Files.writeString(plan, "{\"version\":1,\"partitions\":[{\"topic\":\"reassign\",\"partition\":0,\"replicas\":["
+                + to + "," + second + "]}]}");
+        var two = withBootstrap("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", "--reassignment-json-file", plan.toString(), "--execute");
+        assertThat(two.exitCode()).isNotZero();
+        assertThat(two.stdout() + two.stderr()).contains(brokers.size() > 1 ? "names exactly one broker" : "Unknown broker id " + second);
+    }
+
     static ShellTools.Result configs(String... args) throws Exception {
         return withBootstrap("kafka.admin.ConfigCommand", args);
     }

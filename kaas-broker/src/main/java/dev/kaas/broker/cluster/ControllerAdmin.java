@@ -13,6 +13,8 @@ import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.NudgeCall;
 import dev.kaas.proto.NudgeReply;
 import dev.kaas.proto.ProducerIdBlock;
+import dev.kaas.proto.ReassignPartitionsCall;
+import dev.kaas.proto.ReassignPartitionsReply;
 import io.grpc.stub.StreamObserver;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -44,6 +46,10 @@ public class ControllerAdmin {
 
     public CompletableFuture<AlterTopicConfigsReply> alterTopicConfigs(AlterTopicConfigsCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterTopicConfigs(c, o));
+    }
+
+    public CompletableFuture<ReassignPartitionsReply> reassignPartitions(ReassignPartitionsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).reassignPartitions(c, o));
     }
 
     public CompletableFuture<DeleteTopicsReply> deleteTopics(DeleteTopicsCall call) {

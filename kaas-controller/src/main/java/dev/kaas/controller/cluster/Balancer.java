@@ -37,6 +37,10 @@ import java.util.TreeMap;
  *   <li>Moves start only when a kind is uneven (max − min > 1 live broker loads), from the most
  *       loaded to the least loaded broker, at most {@code maxMoves} in flight (closing) at once
  *       over all kinds: the fewest moves that even the spread, paced.
+ *   <li>A partition with a {@linkplain PartitionAssignment#target() target} (AlterPartitionReassignments)
+ *       whose target broker is alive belongs there: it is handed off to it first (within the same
+ *       budget), placed there as an orphan, and never moved away to even the spread. While the
+ *       target is not alive it is placed as any other partition, and goes back when it returns.
  * </ul>
  */
 public final class Balancer {
@@ -84,8 +88,10 @@ public final class Balancer {
         for (TopicSpec t : topics) {
             for (int p = 0; p < t.partitions(); p++) {
                 PartitionAssignment before = prevPartitions.get(partitionKey(t.topicId(), p));
-                partitionItems.add(new Item(partitionKey(t.topicId(), p), t.topicId(),
-                        before == null ? null : before.leader(), before == null ? 0 : before.leaderEpoch()));
+                Item item = new Item(partitionKey(t.topicId(), p), t.topicId(),
+                        before == null ? null : before.leader(), before == null ? 0 : before.leaderEpoch());
+                item.target = before == null ? null : before.target();
+                partitionItems.add(item);
             }
         }
         balance(partitionItems, ids, closing, budget);
@@ -95,7 +101,7 @@ public final class Balancer {
             List<PartitionAssignment> parts = new ArrayList<>();
             for (int p = 0; p < t.partitions(); p++) {
                 Item item = partitionItems.get(i++);
-                parts.add(new PartitionAssignment(p, item.owner, item.epoch));
+                parts.add(new PartitionAssignment(p, item.owner, item.epoch, item.target));
             }
             out.add(new TopicAssignment(t, parts));
         }
@@ -128,6 +134,8 @@ public final class Balancer {
         final boolean existed;
         int owner;
         int epoch;
+        /** The broker a reassignment placed it on (partitions only), null if none. */
+        Integer target;
 
         Item(String key, String group, Integer owner, int epoch) {
             this.key = key;
@@ -190,6 +198,11 @@ public final class Balancer {
         }
     }
 
+    /** A reassigned item whose target is alive: it belongs there, and the spread works around it. */
+    private static boolean pinnedAlive(Item item, Loads loads) {
+        return item.target != null && loads.total.containsKey(item.target);
+    }
+
     private static void balance(List<Item> items, List<Integer> ids, Set<String> closing, int[] budget) {
         Loads loads = new Loads(ids);
         List<Item> orphans = new ArrayList<>();
@@ -203,8 +216,18 @@ public final class Balancer {
                 orphans.add(item);
             }
         }
+        // Reassignments first, paced by the same budget: an item away from its live target is handed off to it.
+        for (Item item : items) {
+            if (budget[0] > 0 && item.target != null && loads.total.containsKey(item.target)
+                    && item.owner != item.target && loads.total.containsKey(item.owner)) {
+                loads.add(item.owner, item.group, -1);
+                item.owner = PartitionAssignment.NO_LEADER;
+                waiting.add(item);
+                budget[0]--;
+            }
+        }
         for (Item item : orphans) {
-            Integer target = loads.target(item.group);
+            Integer target = pinnedAlive(item, loads) ? item.target : loads.target(item.group);
             if (target == null) {
                 item.owner = PartitionAssignment.NO_LEADER;
                 continue;
@@ -219,7 +242,7 @@ public final class Balancer {
         }
         // A handoff in flight will land on whoever is least loaded when it completes: count it there now.
         for (Item item : waiting) {
-            loads.add(loads.target(item.group), item.group, 1);
+            loads.add(pinnedAlive(item, loads) ? item.target : loads.target(item.group), item.group, 1);
         }
         while (budget[0] > 0) {
             int donor = loads.donor();
@@ -230,7 +253,7 @@ public final class Balancer {
             Item move = null;
             int bestGain = Integer.MIN_VALUE;
             for (Item item : items) {
-                if (item.owner != donor) {
+                if (item.owner != donor || pinnedAlive(item, loads)) {
                     continue;
                 }
                 int gain = loads.inGroup(donor, item.group) - loads.inGroup(receiver, item.group);

@@ -13,6 +13,8 @@ import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.NudgeCall;
 import dev.kaas.proto.NudgeReply;
 import dev.kaas.proto.ProducerIdBlock;
+import dev.kaas.proto.ReassignPartitionsCall;
+import dev.kaas.proto.ReassignPartitionsReply;
 import dev.kaas.common.cluster.ProducerIdStore;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -42,6 +44,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     @Override
     public void alterTopicConfigs(AlterTopicConfigsCall call, StreamObserver<AlterTopicConfigsReply> out) {
         reply(runtime.submit(core -> core.alterTopicConfigs(call)), out);
+    }
+
+    @Override
+    public void reassignPartitions(ReassignPartitionsCall call, StreamObserver<ReassignPartitionsReply> out) {
+        reply(runtime.submit(core -> core.reassignPartitions(call)), out);
     }
 
     @Override

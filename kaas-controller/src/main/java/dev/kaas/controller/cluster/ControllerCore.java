@@ -9,6 +9,7 @@ import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.AlterTopicConfigsReply;
@@ -18,7 +19,11 @@ import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
+import dev.kaas.proto.PartitionMove;
+import dev.kaas.proto.PartitionMoveResult;
 import dev.kaas.proto.PartitionsToAdd;
+import dev.kaas.proto.ReassignPartitionsCall;
+import dev.kaas.proto.ReassignPartitionsReply;
 import dev.kaas.proto.TopicConfig;
 import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicConfigChange;
@@ -522,6 +527,94 @@ public final class ControllerCore {
         return reply.setAssignmentVersion(current.version()).build();
     }
 
+    /**
+     * AlterPartitionReassignments, as Apache 3.7's {@code ReplicationControlManager}: a replica
+     * list of one registered broker makes it the partition's target, and the balancer hands the
+     * partition off to it (src/docs/compatibility.md); a null list cancels a move in progress
+     * (NO_REASSIGNMENT_IN_PROGRESS if none): one under way goes back to the broker it is leaving,
+     * as Apache reverts to the original replicas; one not started (its target down, or waiting
+     * for the handoff budget) leaves the partition with its writer. A list of several
+     * brokers asks for replicas, which kaas does not keep: INVALID_REPLICA_ASSIGNMENT.
+     */
+    public ReassignPartitionsReply reassignPartitions(ReassignPartitionsCall call) throws IOException {
+        requireWritable();
+        ReassignPartitionsReply.Builder reply = ReassignPartitionsReply.newBuilder();
+        Map<String, Map<Integer, Integer>> targets = new HashMap<>();
+        Map<String, Set<Integer>> cancelled = new HashMap<>();
+        for (PartitionMove m : call.getMovesList()) {
+            PartitionMoveResult.Builder r = PartitionMoveResult.newBuilder().setTopic(m.getTopic()).setPartition(m.getPartition());
+            TopicSpec spec = catalog.stream().filter(t -> t.name().equals(m.getTopic())).findFirst().orElse(null);
+            PartitionAssignment part = spec == null ? null : current.topicById(spec.topicId()).stream()
+                    .flatMap(t -> t.partitions().stream()).filter(p -> p.partition() == m.getPartition()).findFirst().orElse(null);
+            TopicRules.Problem problem = null;
+            if (spec == null) {
+                problem = new TopicRules.Problem(Errors.UNKNOWN_TOPIC_OR_PARTITION, "", "Unable to find a topic named " + m.getTopic() + ".");
+            } else if (part == null) {
+                problem = new TopicRules.Problem(Errors.UNKNOWN_TOPIC_OR_PARTITION, "",
+                        "Unable to find partition " + m.getTopic() + ":" + m.getPartition() + ".");
+            } else if (m.getCancel()) {
+                if (!part.reassigning()) {
+                    problem = new TopicRules.Problem(Errors.NO_REASSIGNMENT_IN_PROGRESS, "", Errors.NO_REASSIGNMENT_IN_PROGRESS.message());
+                }
+            } else {
+                problem = checkMove(m.getReplicasList());
+            }
+            if (problem != null) {
+                reply.addResults(r.setErrorCode(problem.error().code()).setErrorMessage(problem.message()));
+                continue;
+            }
+            Relinquish leaving = relinquishing.get(Balancer.partitionKey(spec.topicId(), m.getPartition()));
+            if (m.getCancel() && leaving != null) {
+                // Under way: the old writer is closing it. Apache reverts to the original replicas; kaas to the broker it is leaving.
+                targets.computeIfAbsent(spec.topicId(), id -> new HashMap<>()).put(m.getPartition(), leaving.from());
+                cancelled.getOrDefault(spec.topicId(), new HashSet<>()).remove(m.getPartition());
+            } else if (m.getCancel()) {
+                cancelled.computeIfAbsent(spec.topicId(), id -> new HashSet<>()).add(m.getPartition());
+                targets.getOrDefault(spec.topicId(), new HashMap<>()).remove(m.getPartition());
+            } else {
+                targets.computeIfAbsent(spec.topicId(), id -> new HashMap<>()).put(m.getPartition(), m.getReplicas(0));
+                cancelled.getOrDefault(spec.topicId(), new HashSet<>()).remove(m.getPartition());
+            }
+            reply.addResults(r.setErrorCode(Errors.NONE.code()));
+        }
+        if (!targets.isEmpty() || !cancelled.isEmpty()) {
+            List<TopicAssignment> topics = current.topics().stream().map(t -> {
+                Map<Integer, Integer> to = targets.getOrDefault(t.topic().topicId(), Map.of());
+                Set<Integer> off = cancelled.getOrDefault(t.topic().topicId(), Set.of());
+                return new TopicAssignment(t.topic(), t.partitions().stream().map(p -> new PartitionAssignment(p.partition(), p.leader(),
+                        p.leaderEpoch(), to.containsKey(p.partition()) ? to.get(p.partition()) : off.contains(p.partition()) ? null : p.target()))
+                        .toList());
+            }).toList();
+            publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
+                    current.groupSlots(), current.txnSlots()));
+        }
+        return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /** Apache's {@code validateManualPartitionAssignment}, then kaas's one writer per partition. */
+    private TopicRules.Problem checkMove(List<Integer> replicas) {
+        if (replicas.isEmpty()) {
+            return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "", "The manual partition assignment includes an empty replica list.");
+        }
+        Integer previous = null;
+        for (int id : replicas.stream().sorted().toList()) {
+            if (!live.containsKey(id)) {
+                return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "",
+                        "The manual partition assignment includes broker " + id + ", but no such broker is registered.");
+            }
+            if (previous != null && previous == id) {
+                return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "",
+                        "The manual partition assignment includes the broker " + id + " more than once.");
+            }
+            previous = id;
+        }
+        if (replicas.size() > 1) {
+            return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "", "kaas keeps one copy of each partition, on the shared "
+                    + "volume: a reassignment names exactly one broker, the partition's next writer, not " + replicas.size() + ".");
+        }
+        return null;
+    }
+
     public DeleteTopicsReply deleteTopics(DeleteTopicsCall call) throws IOException {
         requireWritable();
         List<TopicSpec> next = new ArrayList<>(catalog);
@@ -646,6 +739,11 @@ public final class ControllerCore {
     }
 
     private void publishIfChanged() throws IOException {
+        publishIfChanged(current);
+    }
+
+    /** @param base the assignment to balance from: the current one, or it with reassignment targets changed */
+    private void publishIfChanged(Assignment base) throws IOException {
         maybeStepDown();
         if (!isLeader()) {
             return;
@@ -662,7 +760,7 @@ public final class ControllerCore {
         }
         // No handoff during the grace: a presumed broker could not report that it closed anything.
         int maxMoves = inGrace ? 0 : settings.maxMovesInFlight();
-        Assignment candidate = Balancer.next(current, catalog, brokers, current.version() + 1, epoch, clusterId,
+        Assignment candidate = Balancer.next(base, catalog, brokers, current.version() + 1, epoch, clusterId,
                 relinquishing.keySet(), maxMoves);
         if (samePlacement(candidate, current)) {
             return;

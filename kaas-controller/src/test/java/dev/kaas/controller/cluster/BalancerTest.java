@@ -178,6 +178,73 @@ class BalancerTest {
         }
     }
 
+    /** {@code a} with partition {@code p} of TWELVE reassigned to {@code target} (what ControllerCore.reassignPartitions publishes from). */
+    private static Assignment reassign(Assignment a, int p, Integer target) {
+        List<PartitionAssignment> parts = new ArrayList<>(a.topics().get(0).partitions());
+        PartitionAssignment was = parts.get(p);
+        parts.set(p, new PartitionAssignment(p, was.leader(), was.leaderEpoch(), target));
+        return new Assignment(a.version(), a.controllerEpoch(), a.clusterId(), a.brokers(),
+                List.of(new dev.kaas.common.model.TopicAssignment(a.topics().get(0).topic(), parts)), a.groupSlots(), a.txnSlots());
+    }
+
+    @Test
+    void aReassignedPartitionIsHandedOffToItsTargetAndTheSpreadWorksAroundIt() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        // The lowest-numbered partition: the first one the spread would pick to move back.
+        int p = IntStream.range(0, 12).filter(i -> two.topics().get(0).partitions().get(i).leader() == 1).findFirst().orElseThrow();
+        PartitionAssignment before = two.topics().get(0).partitions().get(p);
+
+        int[] moves = {0};
+        Assignment after = settle(reassign(two, p, 2), List.of(TWELVE), brokers(1, 2), 32, moves);
+
+        PartitionAssignment moved = after.topics().get(0).partitions().get(p);
+        assertThat(moved.leader()).isEqualTo(2);
+        assertThat(moved.leaderEpoch()).as("a new writer, a new epoch").isEqualTo(before.leaderEpoch() + 1);
+        assertThat(moved.target()).isEqualTo(2);
+        assertThat(moved.reassigning()).isFalse();
+        assertThat(partitionLoads(after).values()).as("another partition made room for it").containsOnly(6);
+        assertThat(moves[0]).as("the reassigned one, and one from broker 2 to broker 1").isEqualTo(2);
+
+        Assignment later = settle(after, List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        assertThat(later.topics()).isEqualTo(after.topics());
+
+        // A join evens the spread with the other partitions: the reassigned one keeps its writer and epoch.
+        Assignment joined = settle(after, List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        assertThat(joined.topics().get(0).partitions().get(p)).isEqualTo(moved);
+        assertThat(partitionLoads(joined).values()).containsOnly(4);
+    }
+
+    @Test
+    void aPartitionWhoseTargetIsDownStaysServedAndGoesToItWhenItReturns() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        int p = IntStream.range(0, 12).filter(i -> two.topics().get(0).partitions().get(i).leader() == 1).findFirst().orElseThrow();
+
+        Assignment waiting = settle(reassign(two, p, 3), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        assertThat(waiting.topics().get(0).partitions().get(p).leader()).isEqualTo(1);
+        assertThat(waiting.topics().get(0).partitions().get(p).reassigning()).isTrue();
+
+        Assignment withoutOne = settle(waiting, List.of(TWELVE), brokers(2), 32, new int[1]);
+        assertThat(withoutOne.topics().get(0).partitions().get(p).leader()).as("an orphan is served wherever it can be").isEqualTo(2);
+
+        Assignment back = settle(withoutOne, List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        assertThat(back.topics().get(0).partitions().get(p).leader()).isEqualTo(3);
+        assertThat(back.topics().get(0).partitions().get(p).target()).isEqualTo(3);
+    }
+
+    @Test
+    void aReassignmentWaitsForTheHandoffBudget() {
+        Assignment three = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        int p = IntStream.range(0, 12).filter(i -> three.topics().get(0).partitions().get(i).leader() == 1).findFirst().orElseThrow();
+
+        Assignment held = Balancer.next(reassign(three, p, 2), List.of(TWELVE), brokers(1, 2, 3), 10, 1, "c", Set.of(), 0);
+        Assignment started = Balancer.next(reassign(three, p, 2), List.of(TWELVE), brokers(1, 2, 3), 10, 1, "c", Set.of(), 1);
+
+        assertThat(held.topics().get(0).partitions().get(p).leader()).as("no budget: it stays").isEqualTo(1);
+        assertThat(started.topics().get(0).partitions().get(p).leader()).as("first the old writer lets go")
+                .isEqualTo(PartitionAssignment.NO_LEADER);
+        assertThat(started.topics().get(0).partitions().get(p).target()).isEqualTo(2);
+    }
+
     @Test
     void aHandoffThatIsStillClosingIsNotPlacedAndDoesNotMoveAnythingElse() {
         Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);

@@ -476,6 +476,116 @@ class ControllerCoreTest {
         assertThat(leaders(done, "t")).isEqualTo(leaders(placed, "t"));
     }
 
+    private static dev.kaas.proto.ReassignPartitionsCall move(String topic, int partition, Integer... replicas) {
+        dev.kaas.proto.PartitionMove.Builder m = dev.kaas.proto.PartitionMove.newBuilder().setTopic(topic).setPartition(partition);
+        if (replicas == null) {
+            m.setCancel(true);
+        } else {
+            m.addAllReplicas(List.of(replicas));
+        }
+        return dev.kaas.proto.ReassignPartitionsCall.newBuilder().addMoves(m).build();
+    }
+
+    /** Settles a join's handoffs: broker 1 reports every assignment applied until nothing is in flight. */
+    private void settleHandoffs(FakeSession one, FakeSession two) throws Exception {
+        for (int round = 0; round < 10 && core.handoffsInFlight() > 0; round++) {
+            core.brokerStatus(1, one, onDisk().version());
+            core.brokerStatus(2, two, onDisk().version());
+        }
+        assertThat(core.handoffsInFlight()).isZero();
+    }
+
+    @Test
+    void aReassignmentHandsThePartitionOffToItsOneBrokerAndKeepsItThere() throws Exception {
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        broker2JoinsBroker1sTopic(one, two);
+        settleHandoffs(one, two);
+        Assignment before = onDisk();
+        int p = leaders(before, "t").indexOf(1);
+        int epochBefore = epochs(before, "t").get(p);
+
+        var reply = core.reassignPartitions(move("t", p, 2));
+
+        assertThat(reply.getResultsList()).singleElement().satisfies(r -> assertThat(r.getErrorCode()).isZero());
+        Assignment started = onDisk();
+        assertThat(reply.getAssignmentVersion()).isEqualTo(started.version());
+        PartitionAssignment moving = started.topicByName("t").orElseThrow().partitions().get(p);
+        assertThat(moving.leader()).as("broker 1 lets go first").isEqualTo(PartitionAssignment.NO_LEADER);
+        assertThat(moving.target()).isEqualTo(2);
+        assertThat(moving.reassigning()).isTrue();
+
+        core.brokerStatus(1, one, started.version());
+        settleHandoffs(one, two);
+        PartitionAssignment moved = onDisk().topicByName("t").orElseThrow().partitions().get(p);
+        assertThat(moved.leader()).isEqualTo(2);
+        assertThat(moved.leaderEpoch()).isEqualTo(epochBefore + 1);
+        assertThat(moved.reassigning()).isFalse();
+        assertThat(leaders(onDisk(), "t")).as("the spread made room for it").containsExactlyInAnyOrder(1, 1, 2, 2);
+
+        // A new controller reads the target from the published assignment: it does not move the partition back.
+        ControllerCore next = newCore("b");
+        advance(LEASE_MS + 1);
+        clock.addAndGet(LEASE_MS + 1);
+        core = next;
+        lead(core);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), two);
+        advance(3001);
+        core.tick();
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).target()).isEqualTo(2);
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).leader()).isEqualTo(2);
+    }
+
+    @Test
+    void reassignmentsApacheOrKaasCannotDoAreRefusedWithApachesErrors() throws Exception {
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        broker2JoinsBroker1sTopic(one, two);
+        settleHandoffs(one, two);
+        long version = onDisk().version();
+
+        assertThat(core.reassignPartitions(move("nope", 0, 1)).getResults(0).getErrorCode())
+                .isEqualTo(org.apache.kafka.common.protocol.Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+        assertThat(core.reassignPartitions(move("t", 9, 1)).getResults(0).getErrorMessage()).isEqualTo("Unable to find partition t:9.");
+        assertThat(core.reassignPartitions(move("t", 0)).getResults(0).getErrorMessage())
+                .isEqualTo("The manual partition assignment includes an empty replica list.");
+        assertThat(core.reassignPartitions(move("t", 0, 7)).getResults(0).getErrorMessage())
+                .isEqualTo("The manual partition assignment includes broker 7, but no such broker is registered.");
+        assertThat(core.reassignPartitions(move("t", 0, 2, 2)).getResults(0).getErrorMessage())
+                .isEqualTo("The manual partition assignment includes the broker 2 more than once.");
+        var twoReplicas = core.reassignPartitions(move("t", 0, 1, 2)).getResults(0);
+        assertThat(twoReplicas.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REPLICA_ASSIGNMENT.code());
+        assertThat(twoReplicas.getErrorMessage()).contains("names exactly one broker");
+        assertThat(core.reassignPartitions(move("t", 0, (Integer[]) null)).getResults(0).getErrorCode())
+                .isEqualTo(org.apache.kafka.common.protocol.Errors.NO_REASSIGNMENT_IN_PROGRESS.code());
+        assertThat(onDisk().version()).as("nothing refused was published").isEqualTo(version);
+    }
+
+    /** As Apache reverts a cancelled reassignment to the original replicas: the partition goes back to the broker it was leaving. */
+    @Test
+    void aCancelledMoveGoesBackToTheBrokerItWasLeaving() throws Exception {
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        broker2JoinsBroker1sTopic(one, two);
+        settleHandoffs(one, two);
+        int p = leaders(onDisk(), "t").indexOf(1);
+        core.reassignPartitions(move("t", p, 2));
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).leader()).isEqualTo(PartitionAssignment.NO_LEADER);
+
+        var cancel = core.reassignPartitions(move("t", p, (Integer[]) null)).getResults(0);
+
+        assertThat(cancel.getErrorCode()).isZero();
+        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).target()).as("reverted").isEqualTo(1);
+        core.brokerStatus(1, one, onDisk().version());
+        settleHandoffs(one, two);
+        PartitionAssignment back = onDisk().topicByName("t").orElseThrow().partitions().get(p);
+        assertThat(back.leader()).isEqualTo(1);
+        assertThat(back.reassigning()).isFalse();
+        assertThat(core.reassignPartitions(move("t", p, (Integer[]) null)).getResults(0).getErrorCode())
+                .as("nothing left to cancel").isEqualTo(org.apache.kafka.common.protocol.Errors.NO_REASSIGNMENT_IN_PROGRESS.code());
+    }
+
     @Test
     void aHandoffWhoseOldOwnerDiesIsCompletedByTheFence() throws Exception {
         FakeSession one = new FakeSession();

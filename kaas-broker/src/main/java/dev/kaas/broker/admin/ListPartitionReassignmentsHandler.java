@@ -1,0 +1,78 @@
+package dev.kaas.broker.admin;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.protocol.ApiHandler;
+import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingTopicReassignment;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
+
+/**
+ * ListPartitionReassignments (key 46), answered from the assignment this broker applied: a
+ * partition is reassigning while its writer is not yet the broker a reassignment named, shown as
+ * Apache shows a move in progress (replicas target then current, adding the target, removing the
+ * current writer). Unknown topics and partitions are left out, as Apache's controller does.
+ */
+@ApplicationScoped
+public class ListPartitionReassignmentsHandler implements ApiHandler {
+    private final ClusterView view;
+
+    public ListPartitionReassignmentsHandler(ClusterView view) {
+        this.view = view;
+    }
+
+    @Override
+    public ApiKeys key() {
+        return ApiKeys.LIST_PARTITION_REASSIGNMENTS;
+    }
+
+    @Override
+    public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ListPartitionReassignmentsRequestData data = ((ListPartitionReassignmentsRequest) request).data();
+        ListPartitionReassignmentsResponseData resp = new ListPartitionReassignmentsResponseData().setErrorMessage(null);
+        if (data.topics() == null) {
+            view.topics().values().stream().sorted(java.util.Comparator.comparing(t -> t.topic().name()))
+                    .forEach(t -> add(resp, t, null));
+        } else {
+            for (var wanted : data.topics()) {
+                TopicAssignment t = view.topic(wanted.name());
+                if (t != null) {
+                    add(resp, t, wanted.partitionIndexes());
+                }
+            }
+        }
+        return CompletableFuture.completedFuture(resp);
+    }
+
+    private static void add(ListPartitionReassignmentsResponseData resp, TopicAssignment t, List<Integer> partitions) {
+        OngoingTopicReassignment out = new OngoingTopicReassignment().setName(t.topic().name());
+        for (PartitionAssignment p : t.partitions()) {
+            if ((partitions != null && !partitions.contains(p.partition())) || !p.reassigning()) {
+                continue;
+            }
+            List<Integer> replicas = new ArrayList<>(List.of(p.target()));
+            List<Integer> removing = new ArrayList<>();
+            if (p.leader() != PartitionAssignment.NO_LEADER) {
+                replicas.add(p.leader());
+                removing.add(p.leader());
+            }
+            out.partitions().add(new OngoingPartitionReassignment().setPartitionIndex(p.partition()).setReplicas(replicas)
+                    .setAddingReplicas(List.of(p.target())).setRemovingReplicas(removing));
+        }
+        if (!out.partitions().isEmpty()) {
+            resp.topics().add(out);
+        }
+    }
+}

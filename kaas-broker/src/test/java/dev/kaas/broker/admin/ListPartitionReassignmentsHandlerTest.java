@@ -1,0 +1,61 @@
+package dev.kaas.broker.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.TestBrokerConfig;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.PartitionAssignment;
+import dev.kaas.common.model.TopicAssignment;
+import dev.kaas.common.model.TopicSpec;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment;
+import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
+import org.junit.jupiter.api.Test;
+
+class ListPartitionReassignmentsHandlerTest {
+    /** Partition 0 is moving from broker 1 to 2, partition 1 is being let go by broker 1 for 3, 2 has arrived, 3 was never moved. */
+    private static ClusterView view() {
+        ClusterView view = new ClusterView(TestBrokerConfig.defaults());
+        TopicSpec t = new TopicSpec("t", "id-t", 4, Map.of());
+        view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of()), new BrokerInfo(2, List.of()), new BrokerInfo(3, List.of())),
+                List.of(new TopicAssignment(t, List.of(new PartitionAssignment(0, 1, 0, 2),
+                        new PartitionAssignment(1, PartitionAssignment.NO_LEADER, 0, 3), new PartitionAssignment(2, 2, 1, 2),
+                        new PartitionAssignment(3, 1, 0)))), List.of(), List.of()));
+        return view;
+    }
+
+    private static ListPartitionReassignmentsResponseData list(ListPartitionReassignmentsRequestData data) throws Exception {
+        var request = new ListPartitionReassignmentsRequest.Builder(data).build((short) 0);
+        return (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view()).handle(null, request)
+                .toCompletableFuture().get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aMoveInProgressIsShownAsApacheShowsOneAddingItsTargetAndRemovingItsWriter() throws Exception {
+        var all = list(new ListPartitionReassignmentsRequestData().setTopics(null));
+
+        assertThat(all.topics()).singleElement().satisfies(t -> assertThat(t.partitions()).containsExactly(
+                new OngoingPartitionReassignment().setPartitionIndex(0).setReplicas(List.of(2, 1)).setAddingReplicas(List.of(2))
+                        .setRemovingReplicas(List.of(1)),
+                new OngoingPartitionReassignment().setPartitionIndex(1).setReplicas(List.of(3)).setAddingReplicas(List.of(3))
+                        .setRemovingReplicas(List.of())));
+    }
+
+    @Test
+    void askedForPartitionsOnlyTheMovingOnesOfThemAndNoUnknownTopics() throws Exception {
+        var some = new ListPartitionReassignmentsRequestData().setTopics(List.of(
+                new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("t").setPartitionIndexes(List.of(1, 2, 3, 9)),
+                new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("other").setPartitionIndexes(List.of(0))));
+
+        var r = list(some);
+
+        assertThat(r.topics()).singleElement().satisfies(t -> assertThat(t.partitions())
+                .extracting(OngoingPartitionReassignment::partitionIndex).containsExactly(1));
+    }
+}
