@@ -204,6 +204,58 @@ class ShellToolsIT {
         assertThat(two.stdout() + two.stderr()).contains(brokers.size() > 1 ? "names exactly one broker" : "Unknown broker id " + second);
     }
 
+    /**
+     * kafka-configs.sh on brokers at run time: a cluster-wide default (--entity-default) and one
+     * broker's own value reach topics without a restart, are described with their dynamic sources,
+     * and go away with --delete-config.
+     */
+    @Test
+    void kafkaConfigsChangesBrokerDefaultsAtRunTime() throws Exception {
+        assertThat(topics("--create", "--topic", "dyn", "--partitions", "1").exitCode()).isZero();
+        int leader;
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            leader = admin.describeTopics(List.of("dyn")).allTopicNames().get(30, TimeUnit.SECONDS).get("dyn").partitions().get(0).leader().id();
+        }
+        String id = Integer.toString(leader);
+        try {
+            var clusterWide = configs("--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=3600000");
+            assertThat(clusterWide.exitCode()).as(clusterWide.stdout() + clusterWide.stderr()).isZero();
+            var described = configs("--describe", "--entity-type", "brokers", "--entity-default");
+            assertThat(described.stdout()).as(described.stderr())
+                    .contains("log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000}");
+            var topic = configs("--describe", "--all", "--entity-type", "topics", "--entity-name", "dyn");
+            assertThat(topic.stdout()).as(topic.stderr()).contains("retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:");
+
+            var mine = configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--add-config", "message.max.bytes=2000");
+            assertThat(mine.exitCode()).as(mine.stdout() + mine.stderr()).isZero();
+            var broker = configs("--describe", "--entity-type", "brokers", "--entity-name", id);
+            assertThat(broker.stdout()).contains("message.max.bytes=2000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:message.max.bytes=2000");
+            assertThat(sendBytes(3000)).as("the broker's own default reached the open partition")
+                    .isInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
+
+            var removed = configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config", "message.max.bytes");
+            assertThat(removed.exitCode()).as(removed.stdout() + removed.stderr()).isZero();
+            assertThat(sendBytes(3000)).isNull();
+        } finally {
+            configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config", "message.max.bytes");
+            configs("--alter", "--entity-type", "brokers", "--entity-default", "--delete-config", "log.retention.ms");
+        }
+        var after = configs("--describe", "--entity-type", "brokers", "--entity-default");
+        assertThat(after.stdout()).doesNotContain("log.retention.ms");
+    }
+
+    /** Sends one record of {@code size} bytes to dyn-0: null when acknowledged, else the failure's cause. */
+    private static Throwable sendBytes(int size) throws Exception {
+        var props = cluster.clientProps();
+        try (var p = new org.apache.kafka.clients.producer.KafkaProducer<>(props, new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            p.send(new org.apache.kafka.clients.producer.ProducerRecord<>("dyn", 0, null, new byte[size])).get(30, TimeUnit.SECONDS);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause();
+        }
+    }
+
     static ShellTools.Result configs(String... args) throws Exception {
         return withBootstrap("kafka.admin.ConfigCommand", args);
     }

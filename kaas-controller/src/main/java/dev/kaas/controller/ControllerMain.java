@@ -11,7 +11,7 @@ public final class ControllerMain {
     }
 
     public static void main(String... args) {
-        if (!ServerProperties.preflight("kaas-controller", System.err)) {
+        if (!ServerProperties.preflight("kaas-controller", System.err, false)) {
             System.exit(2);
         }
         Quarkus.run(args);

@@ -60,7 +60,10 @@ public class AlterPartitionReassignmentsHandler implements ApiHandler {
             }
         }
         if (call.getMovesCount() == 0) {
-            return CompletableFuture.completedFuture(new AlterPartitionReassignmentsResponseData().setErrorMessage(null));
+            // As Apache's controller: an entry per topic named, with no partitions.
+            AlterPartitionReassignmentsResponseData empty = new AlterPartitionReassignmentsResponseData().setErrorMessage(null);
+            data.topics().forEach(t -> empty.responses().add(new ReassignableTopicResponse().setName(t.name())));
+            return CompletableFuture.completedFuture(empty);
         }
         return controller.reassignPartitions(call.build()).thenCompose(reply -> {
             // One result per move, in the request's order (a partition named twice gets two answers, as from Apache).

@@ -1,6 +1,7 @@
 package dev.kaas.broker.admin;
 
 import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.config.TopicDefaults;
 import java.util.ArrayList;
@@ -18,16 +19,28 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * the kaas key was set for this process, else DEFAULT_CONFIG). The topic defaults
  * ({@code log.retention.hours}, …) are read under their Apache names ({@link TopicDefaults});
  * unset, they are Apache's defaults, which kaas keeps (except {@code log.flush.interval.messages},
- * 1: see durability.md). None is dynamic: all are read-only.
+ * 1: see durability.md). The topic defaults under their primary names and the replication
+ * throttles can be changed at run time ({@link DynamicBrokerConfigs}): those are not read-only, and
+ * their source and synonyms follow Apache's layers (DYNAMIC_BROKER_CONFIG,
+ * DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG); every other key is
+ * read-only.
  */
 final class BrokerConfigs {
     /**
      * One broker key: its Apache name and type, the configuration key it is read under (a kaas
      * key, or the Apache name itself for the topic defaults; null: a fixed default), its value and
-     * a line of doc.
+     * a line of doc; for a key kaas changes at run time, its synonym chain (its first link is where
+     * the value comes from), else null.
      */
-    record Entry(String name, ConfigType type, String kaasKey, String value, String doc) {
+    record Entry(String name, ConfigType type, String kaasKey, String value, String doc, List<TopicConfigEntries.Synonym> chain) {
+        Entry(String name, ConfigType type, String kaasKey, String value, String doc) {
+            this(name, type, kaasKey, value, doc, null);
+        }
+
         ConfigSource source() {
+            if (chain != null) {
+                return chain.isEmpty() ? ConfigSource.DEFAULT_CONFIG : chain.get(0).source();
+            }
             if (kaasKey == null) {
                 return ConfigSource.DEFAULT_CONFIG;
             }
@@ -35,12 +48,26 @@ final class BrokerConfigs {
             // System properties and the environment (what `./kaas up` and the manifests set) are this broker's static config.
             return v.getRawValue() != null && v.getSourceOrdinal() > 250 ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
         }
+
+        boolean readOnly() {
+            return !DynamicBrokerConfigs.dynamic(name);
+        }
+
+        /** What include_synonyms lists: the chain, or the entry itself. */
+        List<TopicConfigEntries.Synonym> synonyms() {
+            return chain != null ? chain : List.of(new TopicConfigEntries.Synonym(name, value, source()));
+        }
     }
 
     private BrokerConfigs() {
     }
 
-    static List<Entry> of(BrokerConfig c, TopicDefaults defaults) {
+    /**
+     * @param defaults       this broker's topic defaults in force, static and dynamic
+     * @param clusterDefault the cluster-wide dynamic configuration
+     * @param dynamic        this broker's own dynamic configuration
+     */
+    static List<Entry> of(BrokerConfig c, TopicDefaults defaults, Map<String, String> clusterDefault, Map<String, String> dynamic) {
         BrokerConfig.Broker b = c.broker();
         List<Entry> out = new ArrayList<>();
         out.add(new Entry("node.id", ConfigType.INT, "kaas.broker.id", Integer.toString(b.id()), "This broker's id."));
@@ -106,25 +133,60 @@ final class BrokerConfigs {
         // The topic defaults, under every Apache broker name (TopicDefaults): a name set for this broker shows its value as set;
         // of the names left unset, the one that carries Apache's default shows it (log.retention.hours=168), the others null.
         for (var e : TopicDefaults.SYNONYMS.entrySet()) {
-            topicDefaults(out, e.getKey(), e.getValue(), defaults.settings());
+            topicDefaults(out, e.getKey(), e.getValue(), defaults);
+        }
+        // Set at run time and kept; kaas copies nothing between brokers, so they limit nothing (compatibility.md).
+        for (String throttle : DynamicBrokerConfigs.THROTTLES) {
+            List<TopicConfigEntries.Synonym> chain = new ArrayList<>();
+            String mine = dynamic.get(throttle);
+            String cluster = clusterDefault.get(throttle);
+            if (mine != null) {
+                chain.add(new TopicConfigEntries.Synonym(throttle, mine, ConfigSource.DYNAMIC_BROKER_CONFIG));
+            }
+            if (cluster != null) {
+                chain.add(new TopicConfigEntries.Synonym(throttle, cluster, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+            }
+            chain.add(new TopicConfigEntries.Synonym(throttle, Long.toString(Long.MAX_VALUE), ConfigSource.DEFAULT_CONFIG));
+            out.add(new Entry(throttle, ConfigType.LONG, throttle, chain.get(0).value(),
+                    "A replication throttle: kept, but nothing is replicated in kaas.", chain));
         }
         out.sort(java.util.Comparator.comparing(Entry::name));
         return out;
     }
 
-    private static void topicDefaults(List<Entry> out, String topicKey, List<TopicDefaults.Synonym> names, Map<String, String> set) {
+    /** The type of a broker name kaas changes at run time (a primary topic-default name or a throttle). */
+    static ConfigType typeOf(String dynamicName) {
+        if (DynamicBrokerConfigs.THROTTLES.contains(dynamicName)) {
+            return ConfigType.LONG;
+        }
+        for (var e : TopicDefaults.SYNONYMS.entrySet()) {
+            if (e.getValue().get(0).name().equals(dynamicName)) {
+                return typeOf(TopicConfigs.DEF.configKeys().get(e.getKey()).type);
+            }
+        }
+        return ConfigType.UNKNOWN;
+    }
+
+    private static ConfigType typeOf(ConfigDef.Type t) {
+        return switch (t) {
+            case INT -> ConfigType.INT;
+            case LONG -> ConfigType.LONG;
+            case DOUBLE -> ConfigType.DOUBLE;
+            case LIST -> ConfigType.LIST;
+            case BOOLEAN -> ConfigType.BOOLEAN;
+            default -> ConfigType.STRING;
+        };
+    }
+
+    private static void topicDefaults(List<Entry> out, String topicKey, List<TopicDefaults.Synonym> names, TopicDefaults defaults) {
         ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(topicKey);
         for (TopicDefaults.Synonym s : names) {
-            String value = set.containsKey(s.name()) ? set.get(s.name()) : TopicDefaults.brokerDefault(topicKey, s);
-            ConfigType type = s.multiplier() != 1 ? ConfigType.INT : switch (def.type) {
-                case INT -> ConfigType.INT;
-                case LONG -> ConfigType.LONG;
-                case DOUBLE -> ConfigType.DOUBLE;
-                case LIST -> ConfigType.LIST;
-                case BOOLEAN -> ConfigType.BOOLEAN;
-                default -> ConfigType.STRING;
-            };
-            out.add(new Entry(s.name(), type, s.name(), value, "The broker default of the topic config " + topicKey + "."));
+            List<TopicConfigEntries.Synonym> chain = TopicConfigEntries.brokerChain(defaults, topicKey, s.name());
+            // Apache shows a name's own value: from the highest layer that sets it, else its default (null for the finer names).
+            String value = defaults.setting(s.name()) != null ? defaults.setting(s.name()) : TopicDefaults.brokerDefault(topicKey, s);
+            ConfigType type = s.multiplier() != 1 ? ConfigType.INT : typeOf(def.type);
+            // The chain is the source: a name no layer sets and with no default of its own is DEFAULT_CONFIG with value null.
+            out.add(new Entry(s.name(), type, s.name(), value, "The broker default of the topic config " + topicKey + ".", chain));
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.kaas.broker.admin;
 
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.cluster.ControllerAdmin;
+import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.ConfigOp;
 import dev.kaas.proto.TopicConfigChange;
@@ -31,8 +32,10 @@ import org.apache.kafka.common.protocol.Errors;
  *       the assignment carrying it (bounded), so a DescribeConfigs after it sees the change;</li>
  *   <li>BROKER_LOGGER (incremental only): this broker's loggers, changed here at once (see
  *       {@link BrokerLoggers}); the resource must name this broker;</li>
- *   <li>BROKER: kaas has no dynamic broker configuration yet, so every key is refused as Apache
- *       refuses a key it cannot update dynamically (src/docs/compatibility.md).</li>
+ *   <li>BROKER: the keys kaas changes at run time ({@link DynamicBrokerConfigs}) are forwarded to
+ *       the controller for the cluster-wide defaults ({@code ""}) or this broker's own, and the
+ *       answer waits as for a topic; any other key is refused as Apache refuses a key it cannot
+ *       update dynamically (src/docs/compatibility.md).</li>
  * </ul>
  */
 final class ConfigAlterations {
@@ -58,31 +61,45 @@ final class ConfigAlterations {
         CompletableFuture<dev.kaas.proto.AlterTopicConfigsReply> apply(AlterTopicConfigsCall call);
     }
 
+    /** The controller's side of a dynamic broker config change (a seam: tests answer it themselves). */
+    interface BrokerController {
+        CompletableFuture<dev.kaas.proto.AlterBrokerConfigsReply> apply(dev.kaas.proto.AlterBrokerConfigsCall call);
+    }
+
     /** This broker applying an assignment version (a seam: tests complete it themselves). */
     interface Applied {
         CompletableFuture<Void> awaitVersion(long version);
     }
 
     private final Controller controller;
+    private final BrokerController brokerController;
     private final Applied view;
     private final int brokerId;
 
     ConfigAlterations(ControllerAdmin controller, ClusterView view, int brokerId) {
-        this(controller::alterTopicConfigs, view::awaitVersion, brokerId);
+        this(controller::alterTopicConfigs, controller::alterBrokerConfigs, view::awaitVersion, brokerId);
     }
 
+    /** For tests that change no dynamic broker config. */
     ConfigAlterations(Controller controller, Applied view, int brokerId) {
+        this(controller, call -> CompletableFuture.failedFuture(new IllegalStateException("no broker-config controller")), view, brokerId);
+    }
+
+    ConfigAlterations(Controller controller, BrokerController brokerController, Applied view, int brokerId) {
         this.controller = controller;
+        this.brokerController = brokerController;
         this.view = view;
         this.brokerId = brokerId;
     }
 
     /**
-     * @param legacy AlterConfigs: each topic's entries replace all its overrides; BROKER_LOGGER is not a type it knows
+     * @param legacy AlterConfigs: each resource's entries replace all its overrides (a topic's, or a
+     *               broker resource's dynamic configs); BROKER_LOGGER is not a type it knows
      * @return one result per resource, in order
      */
     CompletionStage<List<Result>> alter(List<Resource> resources, boolean validateOnly, boolean legacy) {
-        Map<Resource, Result> results = new IdentityHashMap<>();
+        // Filled from the controller calls' threads; read once they all completed.
+        Map<Resource, Result> results = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
         Map<String, Resource> seen = new HashMap<>();
         for (Resource r : resources) {
             Resource before = seen.put(r.type() + "/" + r.name(), r);
@@ -94,6 +111,7 @@ final class ConfigAlterations {
         }
         AlterTopicConfigsCall.Builder call = AlterTopicConfigsCall.newBuilder().setValidateOnly(validateOnly);
         Map<String, Resource> forwarded = new HashMap<>();
+        List<Resource> brokerResources = new ArrayList<>();
         for (Resource r : resources) {
             if (results.containsKey(r)) {
                 continue;
@@ -113,45 +131,70 @@ final class ConfigAlterations {
                     forwarded.put(r.name(), r);
                 }
                 case BROKER_LOGGER -> results.put(r, alterLoggers(r, validateOnly));
-                case BROKER -> results.put(r, brokerConfigs(r));
+                case BROKER -> {
+                    Result local = brokerConfigs(r, legacy);
+                    if (local != null) {
+                        results.put(r, local);
+                    } else {
+                        brokerResources.add(r);
+                    }
+                }
                 default -> results.put(r, Result.of(Errors.INVALID_REQUEST, "Unknown resource type " + r.type()));
             }
         }
-        if (call.getTopicsCount() == 0) {
+        List<CompletableFuture<Long>> versions = new ArrayList<>();
+        if (call.getTopicsCount() > 0) {
+            versions.add(controller.apply(call.build()).handle((reply, failure) -> {
+                if (failure != null) {
+                    // The controller did not answer: only what went to it failed (loggers were set, refusals stand).
+                    Result failed = failed(failure);
+                    forwarded.values().forEach(r -> results.put(r, failed));
+                    return -1L;
+                }
+                boolean changed = false;
+                for (TopicResult t : reply.getResultsList()) {
+                    Resource r = forwarded.get(t.getName());
+                    if (r != null) {
+                        Errors e = Errors.forCode((short) t.getErrorCode());
+                        results.put(r, e == Errors.NONE ? Result.OK : Result.of(e, t.getErrorMessage().isEmpty() ? null : t.getErrorMessage()));
+                        changed |= e == Errors.NONE;
+                    }
+                }
+                return changed && !validateOnly ? reply.getAssignmentVersion() : -1L;
+            }));
+        }
+        for (Resource r : brokerResources) {
+            dev.kaas.proto.AlterBrokerConfigsCall.Builder b = dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource(r.name())
+                    .setReplace(legacy).setValidateOnly(validateOnly);
+            r.ops().forEach(o -> b.addOps(ConfigOp.newBuilder().setName(o.name()).setOp(o.op()).setValue(o.value() == null ? "" : o.value())));
+            versions.add(brokerController.apply(b.build()).handle((reply, failure) -> {
+                if (failure != null) {
+                    results.put(r, failed(failure));
+                    return -1L;
+                }
+                Errors e = Errors.forCode((short) reply.getErrorCode());
+                results.put(r, e == Errors.NONE ? Result.OK : Result.of(e, reply.getErrorMessage().isEmpty() ? null : reply.getErrorMessage()));
+                return e == Errors.NONE && !validateOnly ? reply.getAssignmentVersion() : -1L;
+            }));
+        }
+        if (versions.isEmpty()) {
             return CompletableFuture.completedFuture(inOrder(resources, results));
         }
-        return controller.apply(call.build()).handle((reply, failure) -> {
-            if (failure != null) {
-                // The controller did not answer: only what went to it failed (loggers were set, refusals stand).
-                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure;
-                Errors e = Errors.forException(cause);
-                forwarded.values().forEach(r -> results.put(r, Result.of(e, e.message())));
+        return CompletableFuture.allOf(versions.toArray(new CompletableFuture<?>[0])).thenCompose(v -> {
+            long newest = versions.stream().mapToLong(CompletableFuture::join).max().orElse(-1L);
+            if (newest < 0) {
                 return CompletableFuture.completedFuture(inOrder(resources, results));
             }
-            return afterController(reply, resources, results, forwarded, validateOnly);
-        }).thenCompose(f -> f);
+            // The answer waits until this broker applied the change, so a DescribeConfigs after it sees it.
+            return view.awaitVersion(newest).completeOnTimeout(null, APPLY_WAIT_MS, TimeUnit.MILLISECONDS)
+                    .thenApply(x -> inOrder(resources, results));
+        });
     }
 
-    private CompletableFuture<List<Result>> afterController(dev.kaas.proto.AlterTopicConfigsReply reply, List<Resource> resources,
-                                                            Map<Resource, Result> results, Map<String, Resource> forwarded,
-                                                            boolean validateOnly) {
-        boolean changed = false;
-        for (TopicResult t : reply.getResultsList()) {
-            Resource r = forwarded.get(t.getName());
-            if (r != null) {
-                Errors e = Errors.forCode((short) t.getErrorCode());
-                results.put(r, e == Errors.NONE ? Result.OK : Result.of(e, t.getErrorMessage().isEmpty() ? null : t.getErrorMessage()));
-                changed |= e == Errors.NONE;
-            }
-        }
-        List<Result> out = inOrder(resources, results);
-        if (!changed || validateOnly) {
-            return CompletableFuture.completedFuture(out);
-        }
-        return view.awaitVersion(reply.getAssignmentVersion())
-                .completeOnTimeout(null, APPLY_WAIT_MS, TimeUnit.MILLISECONDS)
-                .thenApply(v -> out);
+    private static Result failed(Throwable failure) {
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        Errors e = Errors.forException(cause);
+        return Result.of(e, e.message());
     }
 
     private static List<Result> inOrder(List<Resource> resources, Map<Resource, Result> results) {
@@ -230,20 +273,26 @@ final class ConfigAlterations {
         return Result.OK;
     }
 
-    /** No broker key is dynamic in kaas yet: refused as Apache refuses one it cannot change at run time. */
-    private Result brokerConfigs(Resource r) {
+    /**
+     * A BROKER resource, as Apache's broker checks one before it forwards it: the empty name (the
+     * cluster-wide defaults) or this broker's id; a key kaas cannot change at run time is refused
+     * as Apache refuses one it cannot update dynamically ({@link DynamicBrokerConfigs}; deleting
+     * one is a no-op, as there is nothing dynamic to delete). Null: forward it to the controller.
+     */
+    private Result brokerConfigs(Resource r, boolean legacy) {
         if (!r.name().isEmpty()) {
             Result name = checkNodeId(r.name(), "Unexpected broker id, expected " + brokerId + ", but received " + r.name());
             if (name != null) {
                 return name;
             }
         }
-        // Deleting a key nothing set dynamically leaves the same properties, which Apache accepts.
-        List<String> keys = r.ops().stream().filter(o -> OpType.forId(o.op()) != OpType.DELETE).map(Op::name).sorted().toList();
-        if (keys.isEmpty()) {
-            return Result.OK;
+        List<String> fixed = r.ops().stream().filter(o -> OpType.forId(o.op()) != OpType.DELETE && !DynamicBrokerConfigs.dynamic(o.name()))
+                .map(Op::name).sorted().toList();
+        if (!fixed.isEmpty()) {
+            return Result.of(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")");
         }
-        return Result.of(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + String.join(", ", keys) + ")");
+        boolean changesSomething = legacy || r.ops().stream().anyMatch(o -> DynamicBrokerConfigs.dynamic(o.name()));
+        return changesSomething ? null : Result.OK;
     }
 
     private Result checkNodeId(String name, String mismatch) {

@@ -5,7 +5,6 @@ import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.config.TopicConfigs;
-import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.TopicConfig;
@@ -43,12 +42,12 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 public class CreateTopicsHandler implements ApiHandler {
     private final ControllerAdmin controller;
     private final ClusterView view;
-    private final TopicDefaults topicDefaults;
+    private final dev.kaas.broker.data.Partitions partitions;
 
-    public CreateTopicsHandler(ControllerAdmin controller, ClusterView view, TopicDefaults topicDefaults) {
+    public CreateTopicsHandler(ControllerAdmin controller, ClusterView view, dev.kaas.broker.data.Partitions partitions) {
         this.controller = controller;
         this.view = view;
-        this.topicDefaults = topicDefaults;
+        this.partitions = partitions;
     }
 
     @Override
@@ -138,7 +137,7 @@ public class CreateTopicsHandler implements ApiHandler {
         Map<String, String> overrides = new HashMap<>();
         r.getConfigsList().forEach(c -> overrides.put(c.getName(), c.getValue()));
         if (version >= 5) {
-            TopicConfigEntries topic = new TopicConfigEntries(topicDefaults, overrides);
+            TopicConfigEntries topic = new TopicConfigEntries(partitions.topicDefaults(), overrides);
             for (String name : TopicConfigs.names().stream().sorted().toList()) {
                 out.configs().add(new CreatableTopicConfigs().setName(name).setValue(topic.value(name))
                         .setReadOnly(false).setIsSensitive(false).setConfigSource(topic.source(name).id()));

@@ -38,11 +38,12 @@ public class DescribeConfigsHandler implements ApiHandler {
     private final ClusterView view;
     private final int brokerId;
     private final dev.kaas.broker.config.BrokerConfig config;
-    private final TopicDefaults topicDefaults;
+    /** The topic defaults in force on this broker, static and dynamic. */
+    private final java.util.function.Supplier<TopicDefaults> topicDefaults;
 
-    public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config, TopicDefaults topicDefaults) {
+    public DescribeConfigsHandler(ClusterView view, dev.kaas.broker.config.BrokerConfig config, dev.kaas.broker.data.Partitions partitions) {
         this.view = view;
-        this.topicDefaults = topicDefaults;
+        this.topicDefaults = partitions::topicDefaults;
         this.brokerId = config.broker().id();
         this.config = config;
     }
@@ -77,7 +78,7 @@ public class DescribeConfigsHandler implements ApiHandler {
                         .setErrorMessage("Topic " + r.resourceName() + " does not exist"));
                 continue;
             }
-            TopicConfigEntries topic = new TopicConfigEntries(topicDefaults, t.topic().configs());
+            TopicConfigEntries topic = new TopicConfigEntries(topicDefaults.get(), t.topic().configs());
             List<String> keys = r.configurationKeys() == null || r.configurationKeys().isEmpty()
                     ? TopicConfigs.names().stream().sorted().toList() : r.configurationKeys();
             for (String key : keys) {
@@ -95,24 +96,34 @@ public class DescribeConfigsHandler implements ApiHandler {
 
     /**
      * Apache's {@code ConfigHelper} for BROKER: the empty name is the cluster-wide dynamic defaults
-     * (kaas has none, so no entries); this broker's id lists its configuration ({@link BrokerConfigs}).
+     * (only what is set there, DYNAMIC_DEFAULT_BROKER_CONFIG); this broker's id lists its whole
+     * configuration ({@link BrokerConfigs}), with the dynamic layers over the static one.
      */
     private DescribeConfigsResult describeBroker(RequestContext ctx, DescribeConfigsRequestData data,
                                                  DescribeConfigsRequestData.DescribeConfigsResource r, DescribeConfigsResult out) {
         String name = r.resourceName() == null ? "" : r.resourceName();
+        List<String> wanted = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? null : r.configurationKeys();
+        var assignment = view.assignment();
+        Map<String, String> clusterDefault = assignment == null ? Map.of() : assignment.brokerConfig(dev.kaas.common.model.Assignment.CLUSTER_DEFAULT);
         if (name.isEmpty()) {
+            for (var e : new java.util.TreeMap<>(clusterDefault).entrySet()) {
+                if (wanted == null || wanted.contains(e.getKey())) {
+                    out.configs().add(entry(ctx, data, e.getKey(), e.getValue(), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, false,
+                            BrokerConfigs.typeOf(e.getKey()), null, List.of(new TopicConfigEntries.Synonym(e.getKey(), e.getValue(),
+                                    ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))));
+                }
+            }
             return out.setErrorCode(Errors.NONE.code());
         }
         if (!isThisBroker(name, "Unexpected broker id, expected " + brokerId + " or empty string, but received " + name, out)) {
             return out;
         }
-        List<String> wanted = r.configurationKeys() == null || r.configurationKeys().isEmpty() ? null : r.configurationKeys();
-        for (BrokerConfigs.Entry e : BrokerConfigs.of(config, topicDefaults)) {
+        Map<String, String> mine = assignment == null ? Map.of() : assignment.brokerConfig(Integer.toString(brokerId));
+        for (BrokerConfigs.Entry e : BrokerConfigs.of(config, topicDefaults.get(), clusterDefault, mine)) {
             if (wanted != null && !wanted.contains(e.name())) {
                 continue;
             }
-            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), true, e.type(), e.doc(),
-                    List.of(new TopicConfigEntries.Synonym(e.name(), e.value(), e.source()))));
+            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), e.readOnly(), e.type(), e.doc(), e.synonyms()));
         }
         return out.setErrorCode(Errors.NONE.code());
     }

@@ -23,7 +23,9 @@ import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
  * ListPartitionReassignments (key 46), answered from the assignment this broker applied: a
  * partition is reassigning while its writer is not yet the broker a reassignment named, shown as
  * Apache shows a move in progress (replicas target then current, adding the target, removing the
- * current writer). Unknown topics and partitions are left out, as Apache's controller does.
+ * current writer, or while the handoff is under way the writer closing it, so
+ * {@code kafka-reassign-partitions.sh --cancel} finds it). Unknown topics and partitions are left
+ * out, as Apache's controller does.
  */
 @ApplicationScoped
 public class ListPartitionReassignmentsHandler implements ApiHandler {
@@ -64,9 +66,11 @@ public class ListPartitionReassignmentsHandler implements ApiHandler {
             }
             List<Integer> replicas = new ArrayList<>(List.of(p.target()));
             List<Integer> removing = new ArrayList<>();
-            if (p.leader() != PartitionAssignment.NO_LEADER) {
-                replicas.add(p.leader());
-                removing.add(p.leader());
+            // The writer it moves from: the current one, or while the handoff is under way the one closing it.
+            Integer from = p.leader() != PartitionAssignment.NO_LEADER ? Integer.valueOf(p.leader()) : p.leaving();
+            if (from != null && !from.equals(p.target())) {
+                replicas.add(from);
+                removing.add(from);
             }
             out.partitions().add(new OngoingPartitionReassignment().setPartitionIndex(p.partition()).setReplicas(replicas)
                     .setAddingReplicas(List.of(p.target())).setRemovingReplicas(removing));

@@ -48,6 +48,10 @@ public class ControllerAdmin {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterTopicConfigs(c, o));
     }
 
+    public CompletableFuture<dev.kaas.proto.AlterBrokerConfigsReply> alterBrokerConfigs(dev.kaas.proto.AlterBrokerConfigsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterBrokerConfigs(c, o));
+    }
+
     public CompletableFuture<ReassignPartitionsReply> reassignPartitions(ReassignPartitionsCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).reassignPartitions(c, o));
     }

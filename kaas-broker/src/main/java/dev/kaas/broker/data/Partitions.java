@@ -50,9 +50,14 @@ public class Partitions {
     private volatile Consumer<TopicPartition> storageFailureListener = tp -> { };
     /** What partition logs are opened through: the volume, or a test's faulty one. */
     private volatile Disk disk = Disk.SYSTEM;
-    private final TopicDefaults topicDefaults;
+    /** The topic defaults of this broker's static settings (server.properties, system properties, the environment). */
+    private final TopicDefaults staticDefaults;
+    /** The defaults in force (the static ones under the dynamic ones) with the configurations resolved under them. */
+    private volatile Resolved resolved;
+
     /** Resolved configurations by topic overrides: an assignment re-resolves every open partition's. */
-    private final Map<Map<String, String>, LogConfig> logConfigs = new ConcurrentHashMap<>();
+    private record Resolved(TopicDefaults defaults, Map<Map<String, String>, LogConfig> byOverrides) {
+    }
 
     /** Broker defaults and Apache's, for tests that set neither. */
     public Partitions(BrokerConfig config) {
@@ -61,7 +66,8 @@ public class Partitions {
 
     @jakarta.inject.Inject
     public Partitions(BrokerConfig config, TopicDefaults topicDefaults) {
-        this.topicDefaults = topicDefaults;
+        this.staticDefaults = topicDefaults;
+        this.resolved = new Resolved(topicDefaults, new ConcurrentHashMap<>());
         this.dataDir = Path.of(config.dataDir()).toAbsolutePath();
         this.writers = Executors.newFixedThreadPool(config.broker().writerThreads(), named("kaas-writer"));
         this.storage = Executors.newFixedThreadPool(config.broker().storageThreads(), named("kaas-storage"));
@@ -167,10 +173,32 @@ public class Partitions {
 
     /** The configuration a partition of a topic with these overrides obeys on this broker. */
     public LogConfig logConfig(Map<String, String> overrides) {
-        if (logConfigs.size() > 10_000) {
-            logConfigs.clear();
+        Resolved r = resolved;
+        if (r.byOverrides().size() > 10_000) {
+            r.byOverrides().clear();
         }
-        return logConfigs.computeIfAbsent(Map.copyOf(overrides), o -> LogConfig.from(topicDefaults, o));
+        return r.byOverrides().computeIfAbsent(Map.copyOf(overrides), o -> LogConfig.from(r.defaults(), o));
+    }
+
+    /** The topic defaults in force: the static ones under the dynamic ones. */
+    public TopicDefaults topicDefaults() {
+        return resolved.defaults();
+    }
+
+    /**
+     * Lays the dynamic broker configs (the cluster's defaults, then this broker's own) over the
+     * static topic defaults; {@link #logConfig} resolves under them from now on. The assignment
+     * thread only.
+     *
+     * @throws org.apache.kafka.common.config.ConfigException when the layers together are invalid
+     */
+    public void applyDynamicConfigs(Map<String, String> clusterDefault, Map<String, String> broker) {
+        TopicDefaults next = staticDefaults.withDynamic(clusterDefault, broker);
+        if (!next.equals(resolved.defaults())) {
+            LOG.infof("dynamic broker configs applied cluster-default=%s broker=%s", new java.util.TreeMap<>(next.dynamicDefault()),
+                    new java.util.TreeMap<>(next.dynamicBroker()));
+            resolved = new Resolved(next, new ConcurrentHashMap<>());
+        }
     }
 
     public Path dataDir() {

@@ -154,4 +154,38 @@ class ConfigAlterationsTest {
         assertThat(awaited).isEmpty();
         assertThat(forwarded.get(1).getValidateOnly()).isTrue();
     }
+
+    @Test
+    void dynamicBrokerKeysGoToTheControllerForTheClusterOrThisBrokerAndTheAnswerWaitsForTheirAssignment() throws Exception {
+        List<dev.kaas.proto.AlterBrokerConfigsCall> brokerCalls = new ArrayList<>();
+        controllerAnswer = CompletableFuture.completedFuture(reply(5, TopicResult.newBuilder().setName("t").build()));
+        ConfigAlterations alterations = new ConfigAlterations(call -> controllerAnswer, call -> {
+            brokerCalls.add(call);
+            return CompletableFuture.completedFuture(call.getOpsList().stream().anyMatch(o -> o.getValue().equals("bad"))
+                    ? dev.kaas.proto.AlterBrokerConfigsReply.newBuilder().setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage("no").build()
+                    : dev.kaas.proto.AlterBrokerConfigsReply.newBuilder().setAssignmentVersion(brokerCalls.size() + 10).build());
+        }, version -> {
+            awaited.add(version);
+            return CompletableFuture.completedFuture(null);
+        }, 1);
+
+        var results = alterations.alter(List.of(
+                resource(BROKER, "", set("log.retention.ms", "1000")),
+                resource(BROKER, "1", set("message.max.bytes", "5000"), new ConfigAlterations.Op("log.cleaner.threads", OpType.DELETE.id(), null)),
+                resource(BROKER, "2", set("message.max.bytes", "5000")),
+                resource(BROKER, "1 ", set("log.retention.ms", "1")),
+                resource(TOPIC, "t", set("retention.ms", "1"))), false, false).toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        assertThat(results).extracting(ConfigAlterations.Result::error).containsExactly(Errors.NONE, Errors.NONE, Errors.INVALID_REQUEST,
+                Errors.INVALID_REQUEST, Errors.NONE);
+        assertThat(brokerCalls).extracting(dev.kaas.proto.AlterBrokerConfigsCall::getResource).containsExactly("", "1");
+        assertThat(brokerCalls.get(1).getOpsList()).extracting(dev.kaas.proto.ConfigOp::getName)
+                .containsExactly("message.max.bytes", "log.cleaner.threads");
+        assertThat(awaited).as("the newest version any part of the request produced").containsExactly(12L);
+
+        var refused = alterations.alter(List.of(resource(BROKER, "", set("log.retention.ms", "bad"))), false, true)
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(refused.get(0)).isEqualTo(new ConfigAlterations.Result(Errors.INVALID_CONFIG, "no"));
+        assertThat(brokerCalls.get(2).getReplace()).as("legacy AlterConfigs replaces the resource's set").isTrue();
+    }
 }

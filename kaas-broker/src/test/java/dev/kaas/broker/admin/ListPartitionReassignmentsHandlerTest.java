@@ -19,14 +19,18 @@ import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.junit.jupiter.api.Test;
 
 class ListPartitionReassignmentsHandlerTest {
-    /** Partition 0 is moving from broker 1 to 2, partition 1 is being let go by broker 1 for 3, 2 has arrived, 3 was never moved. */
+    /**
+     * Partition 0 is moving from broker 1 to 2, partition 1 is being let go by broker 1 for 3 (the
+     * handoff under way), 2 has arrived, 3 was never moved, 4 waits for broker 2 with no writer.
+     */
     private static ClusterView view() {
         ClusterView view = new ClusterView(TestBrokerConfig.defaults());
-        TopicSpec t = new TopicSpec("t", "id-t", 4, Map.of());
+        TopicSpec t = new TopicSpec("t", "id-t", 5, Map.of());
         view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of()), new BrokerInfo(2, List.of()), new BrokerInfo(3, List.of())),
                 List.of(new TopicAssignment(t, List.of(new PartitionAssignment(0, 1, 0, 2),
-                        new PartitionAssignment(1, PartitionAssignment.NO_LEADER, 0, 3), new PartitionAssignment(2, 2, 1, 2),
-                        new PartitionAssignment(3, 1, 0)))), List.of(), List.of()));
+                        new PartitionAssignment(1, PartitionAssignment.NO_LEADER, 0, 3, 1), new PartitionAssignment(2, 2, 1, 2),
+                        new PartitionAssignment(3, 1, 0), new PartitionAssignment(4, PartitionAssignment.NO_LEADER, 0, 2)))),
+                List.of(), List.of()));
         return view;
     }
 
@@ -37,13 +41,15 @@ class ListPartitionReassignmentsHandlerTest {
     }
 
     @Test
-    void aMoveInProgressIsShownAsApacheShowsOneAddingItsTargetAndRemovingItsWriter() throws Exception {
+    void aMoveInProgressIsShownAsApacheShowsOneAddingItsTargetAndRemovingItsWriterSoTheToolCanCancelIt() throws Exception {
         var all = list(new ListPartitionReassignmentsRequestData().setTopics(null));
 
         assertThat(all.topics()).singleElement().satisfies(t -> assertThat(t.partitions()).containsExactly(
                 new OngoingPartitionReassignment().setPartitionIndex(0).setReplicas(List.of(2, 1)).setAddingReplicas(List.of(2))
                         .setRemovingReplicas(List.of(1)),
-                new OngoingPartitionReassignment().setPartitionIndex(1).setReplicas(List.of(3)).setAddingReplicas(List.of(3))
+                new OngoingPartitionReassignment().setPartitionIndex(1).setReplicas(List.of(3, 1)).setAddingReplicas(List.of(3))
+                        .setRemovingReplicas(List.of(1)),
+                new OngoingPartitionReassignment().setPartitionIndex(4).setReplicas(List.of(2)).setAddingReplicas(List.of(2))
                         .setRemovingReplicas(List.of())));
     }
 

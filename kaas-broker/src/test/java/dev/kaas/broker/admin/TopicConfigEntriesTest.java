@@ -51,7 +51,7 @@ class TopicConfigEntriesTest {
     @Test
     void theBrokerDescribesEveryNameOfATopicDefaultWithTheOneItWasSetBy() {
         Map<String, BrokerConfigs.Entry> entries = new java.util.HashMap<>();
-        BrokerConfigs.of(TestBrokerConfig.defaults(), BROKER).forEach(e -> entries.put(e.name(), e));
+        BrokerConfigs.of(TestBrokerConfig.defaults(), BROKER, Map.of(), Map.of()).forEach(e -> entries.put(e.name(), e));
 
         assertThat(entries.get("log.retention.hours").value()).isEqualTo("24");
         assertThat(entries.get("log.retention.minutes").value()).isNull();
@@ -61,9 +61,37 @@ class TopicConfigEntriesTest {
         assertThat(entries.get("log.flush.interval.messages").value()).as("kaas's fsync-per-append default").isEqualTo("1");
         assertThat(entries.get("log.retention.hours").kaasKey()).as("read under its Apache name").isEqualTo("log.retention.hours");
 
-        BrokerConfigs.of(TestBrokerConfig.defaults(), TopicDefaults.of(Map.of("log.retention.ms", "1000", "log.retention.hours", "24")))
+        BrokerConfigs.of(TestBrokerConfig.defaults(), TopicDefaults.of(Map.of("log.retention.ms", "1000", "log.retention.hours", "24")), Map.of(), Map.of())
                 .forEach(e -> entries.put(e.name(), e));
         assertThat(entries.get("log.retention.ms").value()).isEqualTo("1000");
         assertThat(entries.get("log.retention.hours").value()).as("as set, though .ms wins").isEqualTo("24");
+    }
+
+    @Test
+    void dynamicLayersComeFirstInTheChainThisBrokersThenTheClusters() {
+        TopicDefaults layered = BROKER.withDynamic(Map.of("message.max.bytes", "6000", "log.retention.ms", "1000"), Map.of("message.max.bytes", "7000"));
+        TopicConfigEntries topic = new TopicConfigEntries(layered, Map.of());
+
+        assertThat(topic.value("max.message.bytes")).isEqualTo("7000");
+        assertThat(topic.source("max.message.bytes")).isEqualTo(ConfigSource.DYNAMIC_BROKER_CONFIG);
+        assertThat(topic.synonyms("max.message.bytes")).extracting(TopicConfigEntries.Synonym::source).containsExactly(
+                ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, ConfigSource.STATIC_BROKER_CONFIG,
+                ConfigSource.DEFAULT_CONFIG);
+        assertThat(topic.value("retention.ms")).isEqualTo("1000");
+        assertThat(topic.synonyms("retention.ms")).containsExactly(
+                new TopicConfigEntries.Synonym("log.retention.ms", "1000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+                new TopicConfigEntries.Synonym("log.retention.hours", "24", ConfigSource.STATIC_BROKER_CONFIG),
+                new TopicConfigEntries.Synonym("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG));
+
+        Map<String, BrokerConfigs.Entry> entries = new java.util.HashMap<>();
+        BrokerConfigs.of(TestBrokerConfig.defaults(), layered, Map.of("leader.replication.throttled.rate", "100"), Map.of())
+                .forEach(e -> entries.put(e.name(), e));
+        assertThat(entries.get("message.max.bytes").value()).isEqualTo("7000");
+        assertThat(entries.get("message.max.bytes").source()).isEqualTo(ConfigSource.DYNAMIC_BROKER_CONFIG);
+        assertThat(entries.get("message.max.bytes").readOnly()).isFalse();
+        assertThat(entries.get("log.retention.hours").readOnly()).as("Apache changes only the primary name at run time").isTrue();
+        assertThat(entries.get("leader.replication.throttled.rate").value()).isEqualTo("100");
+        assertThat(entries.get("leader.replication.throttled.rate").source()).isEqualTo(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+        assertThat(entries.get("follower.replication.throttled.rate").source()).isEqualTo(ConfigSource.DEFAULT_CONFIG);
     }
 }

@@ -127,13 +127,24 @@ public final class ServerProperties {
      * @return false when the process must not start
      */
     public static boolean preflight(String process, java.io.PrintStream err) {
+        return preflight(process, err, true);
+    }
+
+    /** @param topicDefaults whether the process reads the topic defaults (the broker; the controller does not) */
+    public static boolean preflight(String process, java.io.PrintStream err, boolean topicDefaults) {
         Path file = configured();
+        if (file == null && !topicDefaults) {
+            return true;
+        }
         try {
             Map<String, String> settings = new java.util.HashMap<>();
             if (file != null) {
                 Translation t = load(file);
                 t.warnings(file).forEach(w -> err.println(process + ": WARN " + w));
                 settings.putAll(t.properties());
+            }
+            if (!topicDefaults) {
+                return true;
             }
             // Topic defaults may also come from system properties and the environment (LOG_RETENTION_HOURS), which win over the file.
             for (String name : TopicDefaults.brokerNames()) {

@@ -19,12 +19,20 @@ import org.apache.kafka.common.config.TopicConfig;
  * a topic key has several broker names, the first one set wins ({@code log.retention.ms} over
  * {@code .minutes} over {@code .hours}), as Apache. See src/docs/running.md.
  *
- * @param values   the broker's default per topic key, in the topic key's units
- * @param settings every broker name that is set, with its value as written (all of them, not only
- *                 the one that wins: DescribeConfigs shows each)
+ * <p>Over the static settings lie the dynamic ones (IncrementalAlterConfigs BROKER, through the
+ * controller): the cluster-wide defaults, then this broker's own, as Apache layers
+ * DYNAMIC_BROKER_CONFIG over DYNAMIC_DEFAULT_BROKER_CONFIG over STATIC_BROKER_CONFIG.
+ *
+ * @param values         the broker's default per topic key, in the topic key's units
+ * @param settings       every broker name set statically (server.properties, system properties,
+ *                       the environment), with its value as written (all of them, not only the one
+ *                       that wins: DescribeConfigs shows each)
+ * @param dynamicDefault broker names set dynamically for the whole cluster
+ * @param dynamicBroker  broker names set dynamically for this broker
  */
-public record TopicDefaults(Map<String, String> values, Map<String, String> settings) {
-    public static final TopicDefaults NONE = new TopicDefaults(Map.of(), Map.of());
+public record TopicDefaults(Map<String, String> values, Map<String, String> settings, Map<String, String> dynamicDefault,
+                            Map<String, String> dynamicBroker) {
+    public static final TopicDefaults NONE = new TopicDefaults(Map.of(), Map.of(), Map.of(), Map.of());
 
     /** One broker name of a topic key, and what one of its units is in the topic key's units. */
     public record Synonym(String name, long multiplier) {
@@ -42,6 +50,8 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
     public TopicDefaults {
         values = Map.copyOf(values);
         settings = Map.copyOf(settings);
+        dynamicDefault = Map.copyOf(dynamicDefault);
+        dynamicBroker = Map.copyOf(dynamicBroker);
     }
 
     /**
@@ -63,6 +73,36 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
     /** As {@link #from}, for the broker names in {@code raw} (others are not looked at). */
     public static TopicDefaults of(Map<String, String> raw) {
         Map<String, String> settings = onlyBrokerNames(raw);
+        return new TopicDefaults(resolve(settings), settings, Map.of(), Map.of());
+    }
+
+    /**
+     * These static defaults with the dynamic ones over them.
+     *
+     * @throws ConfigException when the layers together are invalid (a cross-key rule)
+     */
+    public TopicDefaults withDynamic(Map<String, String> clusterDefault, Map<String, String> broker) {
+        Map<String, String> d = onlyBrokerNames(clusterDefault);
+        Map<String, String> b = onlyBrokerNames(broker);
+        if (d.equals(dynamicDefault) && b.equals(dynamicBroker)) {
+            return this;
+        }
+        Map<String, String> merged = new HashMap<>(settings);
+        merged.putAll(d);
+        merged.putAll(b);
+        return new TopicDefaults(resolve(merged), settings, d, b);
+    }
+
+    /** The broker names' values, from the highest layer that sets them (null: none does). */
+    public String setting(String brokerName) {
+        String v = dynamicBroker.get(brokerName);
+        if (v == null) {
+            v = dynamicDefault.get(brokerName);
+        }
+        return v != null ? v : settings.get(brokerName);
+    }
+
+    private static Map<String, String> resolve(Map<String, String> settings) {
         Map<String, Object> parsed = BROKER_DEF.parse(settings);
         Map<String, String> values = new HashMap<>();
         Map<String, String> winner = new HashMap<>();
@@ -94,7 +134,7 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
         if (invalid != null) {
             throw new ConfigException("the broker's topic defaults: " + invalid);
         }
-        return new TopicDefaults(values, settings);
+        return values;
     }
 
     /**

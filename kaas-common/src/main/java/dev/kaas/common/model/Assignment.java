@@ -1,7 +1,10 @@
 package dev.kaas.common.model;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * The whole placement the controller publishes: written to {@code __cluster/assignment.json}
@@ -9,17 +12,44 @@ import java.util.Optional;
  * {@code version} grows by one per publication; {@code controllerEpoch} is the lease's
  * transitions counter of the controller that wrote it, so a broker ignores anything from a
  * deposed controller.
+ *
+ * @param brokerConfigs the dynamic broker configuration (IncrementalAlterConfigs BROKER), by
+ *                      resource name: {@code ""} the cluster-wide defaults, a broker id that
+ *                      broker's own; Apache broker names and values as set
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
-                         List<SlotAssignment> txnSlots) {
+                         List<SlotAssignment> txnSlots,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs) {
     public static final int SLOTS = 50;
+    /** The resource name of the cluster-wide dynamic defaults. */
+    public static final String CLUSTER_DEFAULT = "";
 
     public Assignment {
         brokers = List.copyOf(brokers);
         topics = List.copyOf(topics);
         groupSlots = List.copyOf(groupSlots);
         txnSlots = List.copyOf(txnSlots);
+        // Sorted, so that the same configuration is always the same bytes on the volume and the streams.
+        Map<String, Map<String, String>> sorted = new TreeMap<>();
+        if (brokerConfigs != null) {
+            brokerConfigs.forEach((resource, configs) -> {
+                if (configs != null && !configs.isEmpty()) {
+                    sorted.put(resource, java.util.Collections.unmodifiableMap(new TreeMap<>(configs)));
+                }
+            });
+        }
+        brokerConfigs = java.util.Collections.unmodifiableMap(sorted);
+    }
+
+    public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
+                      List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots) {
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, Map.of());
+    }
+
+    /** The dynamic configuration of one resource ({@link #CLUSTER_DEFAULT} or a broker id), empty if none. */
+    public Map<String, String> brokerConfig(String resource) {
+        return brokerConfigs.getOrDefault(resource, Map.of());
     }
 
     public static Assignment empty(String clusterId) {

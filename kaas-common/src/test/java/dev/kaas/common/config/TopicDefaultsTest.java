@@ -51,4 +51,23 @@ class TopicDefaultsTest {
         assertThatThrownBy(() -> TopicDefaults.of(Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)");
     }
+
+    @Test
+    void dynamicLayersLieOverTheStaticOnesThisBrokersOverTheClusters() {
+        TopicDefaults statics = TopicDefaults.of(Map.of("log.retention.hours", "24", "message.max.bytes", "5000"));
+
+        TopicDefaults cluster = statics.withDynamic(Map.of("log.retention.ms", "1000"), Map.of());
+        TopicDefaults mine = statics.withDynamic(Map.of("log.retention.ms", "1000"), Map.of("log.retention.ms", "2000", "message.max.bytes", "6000"));
+
+        assertThat(statics.values()).containsEntry("retention.ms", "86400000");
+        assertThat(cluster.values()).as("log.retention.ms outranks log.retention.hours").containsEntry("retention.ms", "1000")
+                .containsEntry("max.message.bytes", "5000");
+        assertThat(mine.values()).containsEntry("retention.ms", "2000").containsEntry("max.message.bytes", "6000");
+        assertThat(mine.setting("log.retention.ms")).isEqualTo("2000");
+        assertThat(mine.setting("log.retention.hours")).isEqualTo("24");
+        assertThat(mine.settings()).as("the static layer stays as set").containsEntry("message.max.bytes", "5000");
+        assertThat(statics.withDynamic(Map.of(), Map.of())).isSameAs(statics);
+        assertThat(mine.withDynamic(Map.of(), Map.of()).values()).as("removing the dynamic layers restores the static defaults")
+                .isEqualTo(statics.values());
+    }
 }

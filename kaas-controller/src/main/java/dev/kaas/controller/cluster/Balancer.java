@@ -41,6 +41,8 @@ import java.util.TreeMap;
  *       whose target broker is alive belongs there: it is handed off to it first (within the same
  *       budget), placed there as an orphan, and never moved away to even the spread. While the
  *       target is not alive it is placed as any other partition, and goes back when it returns.
+ *       A handoff whose reassignment is cancelled while under way goes back to the broker it was
+ *       leaving ({@link PartitionAssignment#leaving()}), once, as Apache reverts a cancelled one.
  * </ul>
  */
 public final class Balancer {
@@ -91,6 +93,7 @@ public final class Balancer {
                 Item item = new Item(partitionKey(t.topicId(), p), t.topicId(),
                         before == null ? null : before.leader(), before == null ? 0 : before.leaderEpoch());
                 item.target = before == null ? null : before.target();
+                item.leaving = before == null ? null : before.leaving();
                 partitionItems.add(item);
             }
         }
@@ -101,13 +104,15 @@ public final class Balancer {
             List<PartitionAssignment> parts = new ArrayList<>();
             for (int p = 0; p < t.partitions(); p++) {
                 Item item = partitionItems.get(i++);
-                parts.add(new PartitionAssignment(p, item.owner, item.epoch, item.target));
+                // The broker a reassignment is leaving, while nobody writes the partition; forgotten once it is placed.
+                Integer leaving = item.owner == PartitionAssignment.NO_LEADER ? item.leaving : null;
+                parts.add(new PartitionAssignment(p, item.owner, item.epoch, item.target, leaving));
             }
             out.add(new TopicAssignment(t, parts));
         }
         List<SlotAssignment> groupSlots = slots(prev.groupSlots(), Balancer::groupSlotKey, ids, closing, budget);
         List<SlotAssignment> txnSlots = slots(prev.txnSlots(), Balancer::txnSlotKey, ids, closing, budget);
-        return new Assignment(version, controllerEpoch, clusterId, brokers, out, groupSlots, txnSlots);
+        return new Assignment(version, controllerEpoch, clusterId, brokers, out, groupSlots, txnSlots, prev.brokerConfigs());
     }
 
     private static List<SlotAssignment> slots(List<SlotAssignment> prev, java.util.function.IntFunction<String> key,
@@ -136,6 +141,8 @@ public final class Balancer {
         int epoch;
         /** The broker a reassignment placed it on (partitions only), null if none. */
         Integer target;
+        /** The broker a reassignment's handoff is taking it from, while it closes there. */
+        Integer leaving;
 
         Item(String key, String group, Integer owner, int epoch) {
             this.key = key;
@@ -176,15 +183,11 @@ public final class Balancer {
             return best;
         }
 
-        /** Most total load; ties: the highest id, the reverse of {@link #target}, so a move never goes back and forth. */
-        Integer donor() {
-            Integer best = null;
-            for (int b : total.keySet()) {
-                if (best == null || total.get(b) >= total.get(best)) {
-                    best = b;
-                }
-            }
-            return best;
+        /** Most total load first; ties: the highest id first, the reverse of {@link #target}, so a move never goes back and forth. */
+        List<Integer> donors() {
+            List<Integer> out = new ArrayList<>(total.keySet());
+            out.sort(Comparator.comparing((Integer b) -> total.get(b)).thenComparing(b -> b).reversed());
+            return out;
         }
 
         Integer leastLoaded() {
@@ -196,6 +199,11 @@ public final class Balancer {
             }
             return best;
         }
+    }
+
+    /** A handoff whose reassignment was cancelled under way: it goes back to the broker it was leaving, once, if that one is alive. */
+    private static boolean returning(Item item, Loads loads) {
+        return item.target == null && item.leaving != null && loads.total.containsKey(item.leaving);
     }
 
     /** A reassigned item whose target is alive: it belongs there, and the spread works around it. */
@@ -221,13 +229,14 @@ public final class Balancer {
             if (budget[0] > 0 && item.target != null && loads.total.containsKey(item.target)
                     && item.owner != item.target && loads.total.containsKey(item.owner)) {
                 loads.add(item.owner, item.group, -1);
+                item.leaving = item.owner;
                 item.owner = PartitionAssignment.NO_LEADER;
                 waiting.add(item);
                 budget[0]--;
             }
         }
         for (Item item : orphans) {
-            Integer target = pinnedAlive(item, loads) ? item.target : loads.target(item.group);
+            Integer target = pinnedAlive(item, loads) ? item.target : returning(item, loads) ? item.leaving : loads.target(item.group);
             if (target == null) {
                 item.owner = PartitionAssignment.NO_LEADER;
                 continue;
@@ -242,24 +251,31 @@ public final class Balancer {
         }
         // A handoff in flight will land on whoever is least loaded when it completes: count it there now.
         for (Item item : waiting) {
-            loads.add(pinnedAlive(item, loads) ? item.target : loads.target(item.group), item.group, 1);
+            loads.add(pinnedAlive(item, loads) ? item.target : returning(item, loads) ? item.leaving : loads.target(item.group), item.group, 1);
         }
         while (budget[0] > 0) {
-            int donor = loads.donor();
             int receiver = loads.leastLoaded();
-            if (loads.total.get(donor) - loads.total.get(receiver) <= 1) {
-                return;
-            }
             Item move = null;
-            int bestGain = Integer.MIN_VALUE;
-            for (Item item : items) {
-                if (item.owner != donor || pinnedAlive(item, loads)) {
-                    continue;
+            int donor = -1;
+            // The most loaded broker first; one whose partitions are all reassigned to it gives way to the next.
+            for (int candidate : loads.donors()) {
+                if (loads.total.get(candidate) - loads.total.get(receiver) <= 1) {
+                    break;
                 }
-                int gain = loads.inGroup(donor, item.group) - loads.inGroup(receiver, item.group);
-                if (gain > bestGain) {
-                    bestGain = gain;
-                    move = item;
+                int bestGain = Integer.MIN_VALUE;
+                for (Item item : items) {
+                    if (item.owner != candidate || pinnedAlive(item, loads)) {
+                        continue;
+                    }
+                    int gain = loads.inGroup(candidate, item.group) - loads.inGroup(receiver, item.group);
+                    if (gain > bestGain) {
+                        bestGain = gain;
+                        move = item;
+                    }
+                }
+                if (move != null) {
+                    donor = candidate;
+                    break;
                 }
             }
             if (move == null) {

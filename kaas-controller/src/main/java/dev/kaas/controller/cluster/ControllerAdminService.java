@@ -1,6 +1,8 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AlterBrokerConfigsCall;
+import dev.kaas.proto.AlterBrokerConfigsReply;
 import dev.kaas.proto.ControllerAdminGrpc;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.AlterTopicConfigsReply;
@@ -44,6 +46,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     @Override
     public void alterTopicConfigs(AlterTopicConfigsCall call, StreamObserver<AlterTopicConfigsReply> out) {
         reply(runtime.submit(core -> core.alterTopicConfigs(call)), out);
+    }
+
+    @Override
+    public void alterBrokerConfigs(AlterBrokerConfigsCall call, StreamObserver<AlterBrokerConfigsReply> out) {
+        reply(runtime.submit(core -> core.alterBrokerConfigs(call)), out);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.kaas.controller.cluster;
 
 import org.apache.kafka.common.internals.Topic;
+import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.LeaseFencedException;
@@ -11,7 +12,10 @@ import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
+import dev.kaas.proto.AlterBrokerConfigsCall;
+import dev.kaas.proto.AlterBrokerConfigsReply;
 import dev.kaas.proto.AlterTopicConfigsCall;
+import dev.kaas.proto.ConfigOp;
 import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
@@ -531,9 +535,10 @@ public final class ControllerCore {
      * AlterPartitionReassignments, as Apache 3.7's {@code ReplicationControlManager}: a replica
      * list of one registered broker makes it the partition's target, and the balancer hands the
      * partition off to it (src/docs/compatibility.md); a null list cancels a move in progress
-     * (NO_REASSIGNMENT_IN_PROGRESS if none): one under way goes back to the broker it is leaving,
-     * as Apache reverts to the original replicas; one not started (its target down, or waiting
-     * for the handoff budget) leaves the partition with its writer. A list of several
+     * (NO_REASSIGNMENT_IN_PROGRESS if none) and forgets the target: a handoff under way goes back
+     * to the broker it is leaving, as Apache reverts to the original replicas; a move not started
+     * (its target down, or waiting for the handoff budget) leaves the partition with its writer.
+     * A completed reassignment stays, as Apache's replica list does, until another one. A list of several
      * brokers asks for replicas, which kaas does not keep: INVALID_REPLICA_ASSIGNMENT.
      */
     public ReassignPartitionsReply reassignPartitions(ReassignPartitionsCall call) throws IOException {
@@ -563,12 +568,8 @@ public final class ControllerCore {
                 reply.addResults(r.setErrorCode(problem.error().code()).setErrorMessage(problem.message()));
                 continue;
             }
-            Relinquish leaving = relinquishing.get(Balancer.partitionKey(spec.topicId(), m.getPartition()));
-            if (m.getCancel() && leaving != null) {
-                // Under way: the old writer is closing it. Apache reverts to the original replicas; kaas to the broker it is leaving.
-                targets.computeIfAbsent(spec.topicId(), id -> new HashMap<>()).put(m.getPartition(), leaving.from());
-                cancelled.getOrDefault(spec.topicId(), new HashSet<>()).remove(m.getPartition());
-            } else if (m.getCancel()) {
+            if (m.getCancel()) {
+                // Under way, the handoff then goes back to the broker it is leaving (the Balancer), as Apache reverts to the original replicas.
                 cancelled.computeIfAbsent(spec.topicId(), id -> new HashSet<>()).add(m.getPartition());
                 targets.getOrDefault(spec.topicId(), new HashMap<>()).remove(m.getPartition());
             } else {
@@ -582,13 +583,55 @@ public final class ControllerCore {
                 Map<Integer, Integer> to = targets.getOrDefault(t.topic().topicId(), Map.of());
                 Set<Integer> off = cancelled.getOrDefault(t.topic().topicId(), Set.of());
                 return new TopicAssignment(t.topic(), t.partitions().stream().map(p -> new PartitionAssignment(p.partition(), p.leader(),
-                        p.leaderEpoch(), to.containsKey(p.partition()) ? to.get(p.partition()) : off.contains(p.partition()) ? null : p.target()))
-                        .toList());
+                        p.leaderEpoch(), to.containsKey(p.partition()) ? to.get(p.partition()) : off.contains(p.partition()) ? null : p.target(),
+                        p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs()));
+            // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
+            requireLeader();
         }
         return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * IncrementalAlterConfigs and AlterConfigs for one BROKER resource ({@code ""}: the cluster-wide
+     * defaults; a broker id: that broker's own), as Apache 3.7's controller: the operations apply
+     * to the resource's dynamic configuration (deleting a key that is not set, or not dynamic, is a
+     * no-op), a key kaas cannot change at run time is INVALID_REQUEST "Cannot update these configs
+     * dynamically", a bad value INVALID_CONFIG with the validator's message. The result is
+     * published in the assignment, so every broker applies it and a new controller keeps it.
+     */
+    public AlterBrokerConfigsReply alterBrokerConfigs(AlterBrokerConfigsCall call) throws IOException {
+        requireWritable();
+        AlterBrokerConfigsReply.Builder reply = AlterBrokerConfigsReply.newBuilder().setAssignmentVersion(current.version());
+        List<String> fixed = call.getOpsList().stream().filter(o -> o.getOp() != 1 && !DynamicBrokerConfigs.dynamic(o.getName()))
+                .map(ConfigOp::getName).sorted().distinct().toList();
+        if (!fixed.isEmpty()) {
+            return reply.setErrorCode(Errors.INVALID_REQUEST.code())
+                    .setErrorMessage("Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")").build();
+        }
+        Map<String, String> next;
+        try {
+            next = TopicRules.applyConfigOps(current.brokerConfig(call.getResource()), call.getReplace(), call.getOpsList(),
+                    key -> DynamicBrokerConfigs.isList(key) ? "delete" : null);
+        } catch (TopicRules.ConfigOpException e) {
+            return reply.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage(e.getMessage()).build();
+        }
+        next.keySet().removeIf(k -> !DynamicBrokerConfigs.dynamic(k));
+        String invalid = DynamicBrokerConfigs.validate(next);
+        if (invalid != null) {
+            return reply.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage(invalid).build();
+        }
+        if (!call.getValidateOnly()) {
+            Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
+            all.put(call.getResource(), next);
+            publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
+                    current.topics(), current.groupSlots(), current.txnSlots(), all));
+            // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
+            requireLeader();
+        }
+        return reply.setErrorCode(Errors.NONE.code()).setAssignmentVersion(current.version()).build();
     }
 
     /** Apache's {@code validateManualPartitionAssignment}, then kaas's one writer per partition. */
@@ -597,8 +640,11 @@ public final class ControllerCore {
             return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "", "The manual partition assignment includes an empty replica list.");
         }
         Integer previous = null;
+        // Apache's "registered" includes fenced brokers: here the live ones and those the published assignment lists (presumed alive after a failover).
+        Set<Integer> registered = new HashSet<>(live.keySet());
+        current.brokers().forEach(b -> registered.add(b.id()));
         for (int id : replicas.stream().sorted().toList()) {
-            if (!live.containsKey(id)) {
+            if (!registered.contains(id)) {
                 return new TopicRules.Problem(Errors.INVALID_REPLICA_ASSIGNMENT, "",
                         "The manual partition assignment includes broker " + id + ", but no such broker is registered.");
             }
@@ -850,7 +896,8 @@ public final class ControllerCore {
                 && a.brokers().equals(b.brokers())
                 && a.topics().equals(b.topics())
                 && a.groupSlots().equals(b.groupSlots())
-                && a.txnSlots().equals(b.txnSlots());
+                && a.txnSlots().equals(b.txnSlots())
+                && a.brokerConfigs().equals(b.brokerConfigs());
     }
 
     private void requireLeader() {

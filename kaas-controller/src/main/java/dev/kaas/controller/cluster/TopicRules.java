@@ -74,6 +74,21 @@ final class TopicRules {
      */
     static Map<String, String> applyConfigOps(Map<String, String> current, boolean replace, List<ConfigOp> ops)
             throws ConfigOpException {
+        return applyConfigOps(current, replace, ops, key -> {
+            org.apache.kafka.common.config.ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
+            if (def == null || def.type != org.apache.kafka.common.config.ConfigDef.Type.LIST) {
+                return null;
+            }
+            return def.defaultValue == null ? "" : String.join(",", ((List<?>) def.defaultValue).stream().map(String::valueOf).toList());
+        });
+    }
+
+    /**
+     * @param listDefault for a list-typed key, its default joined by commas (what APPEND and SUBTRACT
+     *                    start from when it is not set); null for any other key
+     */
+    static Map<String, String> applyConfigOps(Map<String, String> current, boolean replace, List<ConfigOp> ops,
+                                              java.util.function.Function<String, String> listDefault) throws ConfigOpException {
         Map<String, String> next = replace ? new java.util.TreeMap<>() : new java.util.TreeMap<>(current);
         for (ConfigOp op : ops) {
             String key = op.getName();
@@ -81,13 +96,12 @@ final class TopicRules {
                 case 0 -> next.put(key, op.getValue());
                 case 1 -> next.remove(key);
                 case 2, 3 -> {
-                    org.apache.kafka.common.config.ConfigDef.ConfigKey def = TopicConfigs.DEF.configKeys().get(key);
-                    if (def == null || def.type != org.apache.kafka.common.config.ConfigDef.Type.LIST) {
+                    String defaultList = listDefault.apply(key);
+                    if (defaultList == null) {
                         throw new ConfigOpException("Can't " + (op.getOp() == 2 ? "APPEND" : "SUBTRACT") + " to key " + key
                                 + " because its type is not LIST.");
                     }
-                    String base = next.containsKey(key) ? next.get(key)
-                            : def.defaultValue == null ? "" : String.join(",", ((List<?>) def.defaultValue).stream().map(String::valueOf).toList());
+                    String base = next.containsKey(key) ? next.get(key) : defaultList;
                     List<String> items = new ArrayList<>();
                     for (String item : base.split(",")) {
                         if (!item.isEmpty()) {

@@ -182,7 +182,7 @@ class BalancerTest {
     private static Assignment reassign(Assignment a, int p, Integer target) {
         List<PartitionAssignment> parts = new ArrayList<>(a.topics().get(0).partitions());
         PartitionAssignment was = parts.get(p);
-        parts.set(p, new PartitionAssignment(p, was.leader(), was.leaderEpoch(), target));
+        parts.set(p, new PartitionAssignment(p, was.leader(), was.leaderEpoch(), target, was.leaving()));
         return new Assignment(a.version(), a.controllerEpoch(), a.clusterId(), a.brokers(),
                 List.of(new dev.kaas.common.model.TopicAssignment(a.topics().get(0).topic(), parts)), a.groupSlots(), a.txnSlots());
     }
@@ -229,6 +229,41 @@ class BalancerTest {
         Assignment back = settle(withoutOne, List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
         assertThat(back.topics().get(0).partitions().get(p).leader()).isEqualTo(3);
         assertThat(back.topics().get(0).partitions().get(p).target()).isEqualTo(3);
+    }
+
+    @Test
+    void aBrokerWhosePartitionsAreAllReassignedToItDoesNotStopTheSpread() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        Assignment pinned = two;
+        for (int p = 0; p < 12; p++) {
+            if (two.topics().get(0).partitions().get(p).leader() == 1) {
+                pinned = reassign(pinned, p, 1);
+            }
+        }
+        // Broker 1 holds 6, all reassigned to it; broker 2 holds 6; broker 3 joins with none.
+        Assignment three = settle(pinned, List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+
+        assertThat(partitionLoads(three)).containsEntry(1, 6).containsEntry(2, 3).containsEntry(3, 3);
+    }
+
+    @Test
+    void aCancelledHandoffGoesBackToTheBrokerItWasLeavingOnce() {
+        Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
+        int p = IntStream.range(0, 12).filter(i -> two.topics().get(0).partitions().get(i).leader() == 1).findFirst().orElseThrow();
+        Assignment started = Balancer.next(reassign(two, p, 2), List.of(TWELVE), brokers(1, 2), 10, 1, "c", Set.of(), 1);
+        PartitionAssignment moving = started.topics().get(0).partitions().get(p);
+        assertThat(moving.leaving()).isEqualTo(1);
+
+        Assignment cancelled = reassign(started, p, null);
+        Assignment stillClosing = Balancer.next(cancelled, List.of(TWELVE), brokers(1, 2), 11, 1, "c", Set.of(Balancer.partitionKey("id-12", p)), 1);
+        assertThat(stillClosing.topics().get(0).partitions().get(p).leaving()).as("kept while it closes").isEqualTo(1);
+        Assignment placed = Balancer.next(stillClosing, List.of(TWELVE), brokers(1, 2), 12, 1, "c", Set.of(), 1);
+
+        PartitionAssignment back = placed.topics().get(0).partitions().get(p);
+        assertThat(back.leader()).isEqualTo(1);
+        assertThat(back.leaderEpoch()).isEqualTo(moving.leaderEpoch() + 1);
+        assertThat(back.leaving()).isNull();
+        assertThat(back.target()).isNull();
     }
 
     @Test

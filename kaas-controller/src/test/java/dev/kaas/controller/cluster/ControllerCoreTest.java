@@ -534,7 +534,18 @@ class ControllerCoreTest {
         advance(3001);
         core.tick();
         assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).target()).isEqualTo(2);
-        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).leader()).isEqualTo(2);
+        // A third broker joins: the spread moves other partitions, never the reassigned one.
+        FakeSession three = new FakeSession();
+        core.brokerRegistered(broker(3), "inc-3", core.clusterId(), three);
+        for (int round = 0; round < 10 && core.handoffsInFlight() > 0; round++) {
+            core.brokerStatus(1, one, onDisk().version());
+            core.brokerStatus(2, two, onDisk().version());
+        }
+        assertThat(core.handoffsInFlight()).isZero();
+        PartitionAssignment kept = onDisk().topicByName("t").orElseThrow().partitions().get(p);
+        assertThat(kept.leader()).isEqualTo(2);
+        assertThat(kept.leaderEpoch()).isEqualTo(epochBefore + 1);
+        assertThat(leaders(onDisk(), "t")).as("broker 3 got its share from the others").contains(3);
     }
 
     @Test
@@ -576,14 +587,84 @@ class ControllerCoreTest {
         var cancel = core.reassignPartitions(move("t", p, (Integer[]) null)).getResults(0);
 
         assertThat(cancel.getErrorCode()).isZero();
-        assertThat(onDisk().topicByName("t").orElseThrow().partitions().get(p).target()).as("reverted").isEqualTo(1);
+        PartitionAssignment cancelled = onDisk().topicByName("t").orElseThrow().partitions().get(p);
+        assertThat(cancelled.target()).as("no longer reassigned").isNull();
+        assertThat(cancelled.leaving()).as("the broker it goes back to").isEqualTo(1);
         core.brokerStatus(1, one, onDisk().version());
         settleHandoffs(one, two);
         PartitionAssignment back = onDisk().topicByName("t").orElseThrow().partitions().get(p);
         assertThat(back.leader()).isEqualTo(1);
         assertThat(back.reassigning()).isFalse();
+        assertThat(back.leaving()).isNull();
+        assertThat(back.target()).as("a revert, not a new reassignment").isNull();
         assertThat(core.reassignPartitions(move("t", p, (Integer[]) null)).getResults(0).getErrorCode())
                 .as("nothing left to cancel").isEqualTo(org.apache.kafka.common.protocol.Errors.NO_REASSIGNMENT_IN_PROGRESS.code());
+    }
+
+    private static dev.kaas.proto.AlterBrokerConfigsCall brokerConfigs(String resource, boolean replace, int op, String... nameValues) {
+        var b = dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource(resource).setReplace(replace);
+        for (int i = 0; i < nameValues.length; i += 2) {
+            b.addOps(dev.kaas.proto.ConfigOp.newBuilder().setName(nameValues[i]).setOp(op).setValue(nameValues[i + 1]));
+        }
+        return b.build();
+    }
+
+    @Test
+    void dynamicBrokerConfigsArePublishedPerResourceAndKeptByTheNextController() throws Exception {
+        FakeSession one = new FakeSession();
+        lead(core);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), one);
+
+        var cluster = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "1000", "log.cleanup.policy", "delete"));
+        var mine = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "message.max.bytes", "5000"));
+        var appended = core.alterBrokerConfigs(brokerConfigs("", false, 2, "log.cleanup.policy", "compact"));
+
+        assertThat(List.of(cluster.getErrorCode(), mine.getErrorCode(), appended.getErrorCode())).containsOnly(0);
+        Assignment a = onDisk();
+        assertThat(appended.getAssignmentVersion()).isEqualTo(a.version());
+        assertThat(one.last().brokerConfigs()).as("pushed as stored").isEqualTo(a.brokerConfigs());
+        assertThat(a.brokerConfig("")).containsExactly(Map.entry("log.cleanup.policy", "delete,compact"), Map.entry("log.retention.ms", "1000"));
+        assertThat(a.brokerConfig("1")).containsExactly(Map.entry("message.max.bytes", "5000"));
+
+        var deleted = core.alterBrokerConfigs(brokerConfigs("", false, 1, "log.retention.ms", ""));
+        assertThat(deleted.getErrorCode()).isZero();
+        assertThat(onDisk().brokerConfig("")).containsOnlyKeys("log.cleanup.policy");
+        var replaced = core.alterBrokerConfigs(brokerConfigs("1", true, 0, "log.segment.bytes", "1048576"));
+        assertThat(replaced.getErrorCode()).isZero();
+        assertThat(onDisk().brokerConfig("1")).as("legacy AlterConfigs replaces the resource's whole set")
+                .containsExactly(Map.entry("log.segment.bytes", "1048576"));
+
+        ControllerCore next = newCore("b");
+        advance(LEASE_MS + 1);
+        clock.addAndGet(LEASE_MS + 1);
+        core = next;
+        lead(core);
+        assertThat(core.current().brokerConfig("1")).containsExactly(Map.entry("log.segment.bytes", "1048576"));
+        assertThat(core.current().brokerConfig("")).containsOnlyKeys("log.cleanup.policy");
+    }
+
+    @Test
+    void brokerConfigsKaasCannotChangeOrThatAreInvalidAreRefusedAndNothingIsPublished() throws Exception {
+        lead(core);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), new FakeSession());
+        long version = onDisk().version();
+
+        var fixed = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.cleaner.threads", "2", "log.retention.hours", "1"));
+        var bad = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "soon"));
+        var notList = core.alterBrokerConfigs(brokerConfigs("", false, 2, "log.retention.ms", "1"));
+        var lags = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "log.cleaner.min.compaction.lag.ms", "10",
+                "log.cleaner.max.compaction.lag.ms", "5"));
+        var onlyChecked = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "1000").toBuilder().setValidateOnly(true).build());
+
+        assertThat(fixed.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code());
+        assertThat(fixed.getErrorMessage()).isEqualTo("Cannot update these configs dynamically: Set(log.cleaner.threads, log.retention.hours)");
+        assertThat(bad.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
+        assertThat(bad.getErrorMessage()).isEqualTo("Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
+        assertThat(notList.getErrorMessage()).isEqualTo("Can't APPEND to key log.retention.ms because its type is not LIST.");
+        assertThat(lags.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
+        assertThat(onlyChecked.getErrorCode()).isZero();
+        assertThat(onDisk().version()).isEqualTo(version);
+        assertThat(onDisk().brokerConfigs()).isEmpty();
     }
 
     @Test

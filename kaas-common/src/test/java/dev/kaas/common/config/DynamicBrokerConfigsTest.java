@@ -1,0 +1,28 @@
+package dev.kaas.common.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DynamicBrokerConfigsTest {
+    @Test
+    void thePrimaryTopicDefaultNamesAndTheThrottlesAreDynamicAsInApache() {
+        assertThat(DynamicBrokerConfigs.NAMES).contains("log.retention.ms", "log.segment.bytes", "message.max.bytes", "log.cleanup.policy",
+                "log.roll.ms", "log.flush.interval.messages", "min.insync.replicas", "leader.replication.throttled.rate");
+        assertThat(DynamicBrokerConfigs.NAMES).as("secondary names, the message format and what kaas sizes at start-up")
+                .doesNotContain("log.retention.hours", "log.retention.minutes", "log.roll.hours", "log.message.format.version",
+                        "log.cleaner.threads", "num.io.threads", "auto.create.topics.enable");
+    }
+
+    @Test
+    void aConfigurationIsCheckedWholeWithApachesMessages() {
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "1000", "leader.replication.throttled.rate", "10"))).isNull();
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "soon")))
+                .isEqualTo("Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("follower.replication.throttled.rate", "-1")))
+                .isEqualTo("Invalid value -1 for configuration follower.replication.throttled.rate: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5")))
+                .contains("min.compaction.lag.ms (10) >");
+    }
+}
