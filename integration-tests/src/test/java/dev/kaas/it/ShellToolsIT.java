@@ -220,11 +220,11 @@ class ShellToolsIT {
         try {
             var clusterWide = configs("--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "log.retention.ms=3600000");
             assertThat(clusterWide.exitCode()).as(clusterWide.stdout() + clusterWide.stderr()).isZero();
-            var described = configs("--describe", "--entity-type", "brokers", "--entity-default");
-            assertThat(described.stdout()).as(described.stderr())
-                    .contains("log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000}");
-            var topic = configs("--describe", "--all", "--entity-type", "topics", "--entity-name", "dyn");
-            assertThat(topic.stdout()).as(topic.stderr()).contains("retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:");
+            // With several brokers the describe may reach one that has not applied the change yet: each is bounded-awaited.
+            awaitOutput(List.of("--describe", "--entity-type", "brokers", "--entity-default"),
+                    "log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000}");
+            awaitOutput(List.of("--describe", "--all", "--entity-type", "topics", "--entity-name", "dyn"),
+                    "retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:");
 
             var mine = configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--add-config", "message.max.bytes=2000");
             assertThat(mine.exitCode()).as(mine.stdout() + mine.stderr()).isZero();
@@ -242,6 +242,17 @@ class ShellToolsIT {
         }
         var after = configs("--describe", "--entity-type", "brokers", "--entity-default");
         assertThat(after.stdout()).doesNotContain("log.retention.ms");
+    }
+
+    /** Runs kafka-configs.sh until its output contains {@code expected} (30 s at most). */
+    private static void awaitOutput(List<String> args, String expected) {
+        String[] last = {""};
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).pollInterval(java.time.Duration.ofMillis(500))
+                .alias(String.join(" ", args) + " never printed " + expected + "; last: " + last[0]).until(() -> {
+                    var r = configs(args.toArray(new String[0]));
+                    last[0] = r.stdout() + r.stderr();
+                    return r.stdout().contains(expected);
+                });
     }
 
     /** Sends one record of {@code size} bytes to dyn-0: null when acknowledged, else the failure's cause. */

@@ -49,8 +49,9 @@ final class BrokerConfigs {
             return v.getRawValue() != null && v.getSourceOrdinal() > 250 ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
         }
 
+        /** Apache's: only its reconfigurable keys are writable (the throttles are quota configs, described read-only). */
         boolean readOnly() {
-            return !DynamicBrokerConfigs.dynamic(name);
+            return !DynamicBrokerConfigs.dynamic(name) || DynamicBrokerConfigs.THROTTLES.contains(name);
         }
 
         /** What include_synonyms lists: the chain, or the entry itself. */
@@ -146,9 +147,11 @@ final class BrokerConfigs {
             if (cluster != null) {
                 chain.add(new TopicConfigEntries.Synonym(throttle, cluster, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
             }
-            chain.add(new TopicConfigEntries.Synonym(throttle, Long.toString(Long.MAX_VALUE), ConfigSource.DEFAULT_CONFIG));
-            out.add(new Entry(throttle, ConfigType.LONG, throttle, chain.get(0).value(),
-                    "A replication throttle: kept, but nothing is replicated in kaas.", chain));
+            // As Apache: described only once set.
+            if (!chain.isEmpty()) {
+                out.add(new Entry(throttle, ConfigType.LONG, throttle, chain.get(0).value(),
+                        "A replication throttle: kept, but nothing is replicated in kaas.", chain));
+            }
         }
         out.sort(java.util.Comparator.comparing(Entry::name));
         return out;

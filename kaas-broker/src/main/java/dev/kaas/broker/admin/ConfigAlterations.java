@@ -164,7 +164,9 @@ final class ConfigAlterations {
             }));
         }
         for (Resource r : brokerResources) {
-            dev.kaas.proto.AlterBrokerConfigsCall.Builder b = dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource(r.name())
+            // "01" names broker 1 as Apache parses it; the controller files it under the id brokers look up.
+            String resource = r.name().isEmpty() ? r.name() : Integer.toString(Integer.parseInt(r.name()));
+            dev.kaas.proto.AlterBrokerConfigsCall.Builder b = dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource(resource)
                     .setReplace(legacy).setValidateOnly(validateOnly);
             r.ops().forEach(o -> b.addOps(ConfigOp.newBuilder().setName(o.name()).setOp(o.op()).setValue(o.value() == null ? "" : o.value())));
             versions.add(brokerController.apply(b.build()).handle((reply, failure) -> {

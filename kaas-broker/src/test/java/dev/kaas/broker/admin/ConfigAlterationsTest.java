@@ -187,5 +187,28 @@ class ConfigAlterationsTest {
                 .toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(refused.get(0)).isEqualTo(new ConfigAlterations.Result(Errors.INVALID_CONFIG, "no"));
         assertThat(brokerCalls.get(2).getReplace()).as("legacy AlterConfigs replaces the resource's set").isTrue();
+
+        awaited.clear();
+        var deleteOnly = alterations.alter(List.of(resource(BROKER, "", new ConfigAlterations.Op("num.io.threads", OpType.DELETE.id(), null))),
+                false, false).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(deleteOnly.get(0)).as("nothing dynamic to delete: answered here").isEqualTo(ConfigAlterations.Result.OK);
+        assertThat(brokerCalls).hasSize(3);
+        var checked = alterations.alter(List.of(resource(BROKER, "01", set("log.retention.ms", "1000"))), true, false)
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(checked.get(0).error()).isEqualTo(Errors.NONE);
+        assertThat(brokerCalls.get(3).getValidateOnly()).isTrue();
+        assertThat(brokerCalls.get(3).getResource()).as("filed under the id brokers look up").isEqualTo("1");
+        assertThat(awaited).as("validate_only waits for nothing").isEmpty();
+    }
+
+    @Test
+    void aBrokerConfigChangeTheControllerDoesNotAnswerIsNotController() throws Exception {
+        ConfigAlterations alterations = new ConfigAlterations(call -> controllerAnswer,
+                call -> CompletableFuture.failedFuture(new NotControllerException("no controller")), version -> CompletableFuture.completedFuture(null), 1);
+
+        var results = alterations.alter(List.of(resource(BROKER, "", set("log.retention.ms", "1000"))), false, false)
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        assertThat(results.get(0).error()).isEqualTo(Errors.NOT_CONTROLLER);
     }
 }

@@ -92,6 +92,7 @@ class TopicConfigEntriesTest {
         assertThat(entries.get("log.retention.hours").readOnly()).as("Apache changes only the primary name at run time").isTrue();
         assertThat(entries.get("leader.replication.throttled.rate").value()).isEqualTo("100");
         assertThat(entries.get("leader.replication.throttled.rate").source()).isEqualTo(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
-        assertThat(entries.get("follower.replication.throttled.rate").source()).isEqualTo(ConfigSource.DEFAULT_CONFIG);
+        assertThat(entries.get("leader.replication.throttled.rate").readOnly()).as("a quota config, read-only in Apache's describe").isTrue();
+        assertThat(entries).as("an unset throttle is not described, as in Apache").doesNotContainKey("follower.replication.throttled.rate");
     }
 }

@@ -43,8 +43,9 @@ public final class DynamicBrokerConfigs {
     }
 
     /**
-     * Checks one resource's whole dynamic configuration as it would be after a change, each value
-     * by its broker name's type and its topic key's validator. Returns Apache's message, or null.
+     * Checks one resource's dynamic configuration as it would be after a change, each value by its
+     * broker name's type and its topic key's validator (Apache has no broker-level rule across
+     * keys). Returns Apache's message, or null.
      */
     public static String validate(Map<String, String> configs) {
         for (var e : configs.entrySet()) {

@@ -33,6 +33,7 @@ import org.apache.kafka.common.config.TopicConfig;
 public record TopicDefaults(Map<String, String> values, Map<String, String> settings, Map<String, String> dynamicDefault,
                             Map<String, String> dynamicBroker) {
     public static final TopicDefaults NONE = new TopicDefaults(Map.of(), Map.of(), Map.of(), Map.of());
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(TopicDefaults.class);
 
     /** One broker name of a topic key, and what one of its units is in the topic key's units. */
     public record Synonym(String name, long multiplier) {
@@ -77,13 +78,13 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
     }
 
     /**
-     * These static defaults with the dynamic ones over them.
-     *
-     * @throws ConfigException when the layers together are invalid (a cross-key rule)
+     * These static defaults with the dynamic ones over them. Never fails: the controller checked
+     * each dynamic value, and one that does not pass here (another kaas version's rules) is left
+     * out, as Apache's DynamicBrokerConfig leaves out an invalid dynamic value.
      */
     public TopicDefaults withDynamic(Map<String, String> clusterDefault, Map<String, String> broker) {
-        Map<String, String> d = onlyBrokerNames(clusterDefault);
-        Map<String, String> b = onlyBrokerNames(broker);
+        Map<String, String> d = valid(onlyBrokerNames(clusterDefault));
+        Map<String, String> b = valid(onlyBrokerNames(broker));
         if (d.equals(dynamicDefault) && b.equals(dynamicBroker)) {
             return this;
         }
@@ -91,6 +92,19 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
         merged.putAll(d);
         merged.putAll(b);
         return new TopicDefaults(resolve(merged), settings, d, b);
+    }
+
+    private static Map<String, String> valid(Map<String, String> layer) {
+        Map<String, String> out = new HashMap<>();
+        layer.forEach((name, value) -> {
+            try {
+                resolve(Map.of(name, value));
+                out.put(name, value);
+            } catch (ConfigException e) {
+                LOG.warnf("dynamic broker config %s=%s left out: %s", name, value, e.getMessage());
+            }
+        });
+        return out;
     }
 
     /** The broker names' values, from the highest layer that sets them (null: none does). */
@@ -122,17 +136,22 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
                 break;
             }
         }
-        // The topic key's own validator, reported under the broker name that was set; then the cross-key rules.
+        // The topic key's own validator, reported as Apache reports a broker setting: under the broker name that was set.
         for (var e : values.entrySet()) {
             String invalid = TopicConfigs.validate(Map.of(e.getKey(), e.getValue()));
             if (invalid != null) {
                 String name = winner.get(e.getKey());
-                throw new ConfigException(name + "=" + settings.get(name) + " (the broker default of " + e.getKey() + "): " + invalid);
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("^Invalid value \\S+ for configuration "
+                        + java.util.regex.Pattern.quote(e.getKey()) + ":(.*)$", java.util.regex.Pattern.DOTALL).matcher(invalid);
+                throw new ConfigException(m.matches()
+                        ? "Invalid value " + settings.get(name) + " for configuration " + name + ":" + m.group(1)
+                        : name + "=" + settings.get(name) + ": " + invalid);
             }
         }
-        String invalid = TopicConfigs.validate(values);
-        if (invalid != null) {
-            throw new ConfigException("the broker's topic defaults: " + invalid);
+        // Apache's KafkaConfig: a retention of 0 in any unit would delete every closed segment at once. (Apache has no
+        // broker-level rule across keys, such as min.compaction.lag.ms <= max.compaction.lag.ms: topics alone are held to it.)
+        if ("0".equals(values.get(TopicConfig.RETENTION_MS_CONFIG))) {
+            throw new ConfigException("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
         }
         return values;
     }

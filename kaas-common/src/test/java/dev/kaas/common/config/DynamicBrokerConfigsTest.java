@@ -22,7 +22,9 @@ class DynamicBrokerConfigsTest {
                 .isEqualTo("Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
         assertThat(DynamicBrokerConfigs.validate(Map.of("follower.replication.throttled.rate", "-1")))
                 .isEqualTo("Invalid value -1 for configuration follower.replication.throttled.rate: Value must be at least 0");
-        assertThat(DynamicBrokerConfigs.validate(Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5")))
-                .contains("min.compaction.lag.ms (10) >");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("message.max.bytes", "-1")))
+                .isEqualTo("Invalid value -1 for configuration message.max.bytes: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "0")))
+                .isEqualTo("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
     }
 }

@@ -76,10 +76,9 @@ class ServerPropertiesTest {
         assertInvalid("connections.max.idle.ms=-5", "Invalid value -5 for configuration connections.max.idle.ms: Value must be at least 0");
         assertInvalid("num.partitions=0", "Invalid value 0 for configuration num.partitions: Value must be at least 1");
         assertInvalid("offsets.retention.minutes=0", "Invalid value 0 for configuration offsets.retention.minutes: Value must be at least 1");
-        assertInvalid("log.cleanup.policy=shred", "log.cleanup.policy=shred (the broker default of cleanup.policy): Invalid value shred");
-        assertInvalid("log.segment.bytes=10", "log.segment.bytes=10 (the broker default of segment.bytes): Invalid value 10 for configuration "
-                + "segment.bytes: Value must be at least 26");
-        assertInvalid("log.cleaner.min.compaction.lag.ms=10\nlog.cleaner.max.compaction.lag.ms=5", "min.compaction.lag.ms (10) >");
+        assertInvalid("log.cleanup.policy=shred", "Invalid value shred for configuration log.cleanup.policy: String must be one of: compact, delete");
+        assertInvalid("log.segment.bytes=10", "Invalid value 10 for configuration log.segment.bytes: Value must be at least 26");
+        assertInvalid("log.retention.hours=0", "log.retention.ms must be unlimited (-1) or, equal or greater than 1");
     }
 
     @Test

@@ -599,7 +599,8 @@ public final class ControllerCore {
      * defaults; a broker id: that broker's own), as Apache 3.7's controller: the operations apply
      * to the resource's dynamic configuration (deleting a key that is not set, or not dynamic, is a
      * no-op), a key kaas cannot change at run time is INVALID_REQUEST "Cannot update these configs
-     * dynamically", a bad value INVALID_CONFIG with the validator's message. The result is
+     * dynamically", a bad value INVALID_REQUEST with the validator's message (Apache's
+     * KAFKA-13609), APPEND or SUBTRACT on a key that is not a list INVALID_CONFIG. The result is
      * published in the assignment, so every broker applies it and a new controller keeps it.
      */
     public AlterBrokerConfigsReply alterBrokerConfigs(AlterBrokerConfigsCall call) throws IOException {
@@ -611,6 +612,13 @@ public final class ControllerCore {
             return reply.setErrorCode(Errors.INVALID_REQUEST.code())
                     .setErrorMessage("Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")").build();
         }
+        for (ConfigOp o : call.getOpsList()) {
+            if ((o.getOp() == 2 || o.getOp() == 3) && !DynamicBrokerConfigs.isList(o.getName())) {
+                // Apache's ConfigAdminManager, for a broker key that is not a list.
+                return reply.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage("Config value " + (o.getOp() == 2 ? "append" : "subtract")
+                        + " is not allowed for config key: " + o.getName()).build();
+            }
+        }
         Map<String, String> next;
         try {
             next = TopicRules.applyConfigOps(current.brokerConfig(call.getResource()), call.getReplace(), call.getOpsList(),
@@ -621,7 +629,8 @@ public final class ControllerCore {
         next.keySet().removeIf(k -> !DynamicBrokerConfigs.dynamic(k));
         String invalid = DynamicBrokerConfigs.validate(next);
         if (invalid != null) {
-            return reply.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage(invalid).build();
+            // Apache wraps a dynamic broker config's validation failure as INVALID_REQUEST (KAFKA-13609).
+            return reply.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(invalid).build();
         }
         if (!call.getValidateOnly()) {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());

@@ -652,16 +652,16 @@ class ControllerCoreTest {
         var fixed = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.cleaner.threads", "2", "log.retention.hours", "1"));
         var bad = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "soon"));
         var notList = core.alterBrokerConfigs(brokerConfigs("", false, 2, "log.retention.ms", "1"));
-        var lags = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "log.cleaner.min.compaction.lag.ms", "10",
-                "log.cleaner.max.compaction.lag.ms", "5"));
+        var zero = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "log.retention.ms", "0"));
         var onlyChecked = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "1000").toBuilder().setValidateOnly(true).build());
 
         assertThat(fixed.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code());
         assertThat(fixed.getErrorMessage()).isEqualTo("Cannot update these configs dynamically: Set(log.cleaner.threads, log.retention.hours)");
-        assertThat(bad.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
+        assertThat(bad.getErrorCode()).as("Apache's KAFKA-13609").isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code());
         assertThat(bad.getErrorMessage()).isEqualTo("Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
-        assertThat(notList.getErrorMessage()).isEqualTo("Can't APPEND to key log.retention.ms because its type is not LIST.");
-        assertThat(lags.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
+        assertThat(notList.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
+        assertThat(notList.getErrorMessage()).isEqualTo("Config value append is not allowed for config key: log.retention.ms");
+        assertThat(zero.getErrorMessage()).isEqualTo("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
         assertThat(onlyChecked.getErrorCode()).isZero();
         assertThat(onDisk().version()).isEqualTo(version);
         assertThat(onDisk().brokerConfigs()).isEmpty();
