@@ -201,8 +201,16 @@ class CompactionIT {
             assertThat(config.get("cleanup.policy").value()).isEqualTo("compact");
         }
         // 3,000 updates of 20 keys: compaction keeps one per key below the active segment.
-        Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1))
-                .until(() -> readAll(cluster, changelog).size() < 600);
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> readAll(cluster, changelog).size() < 600);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            // Seen twice on 2026-12-01 and not reproduced since: the broker's cleaner lines say why (the log goes with the temp dir).
+            List<String> cleaner = java.nio.file.Files.readAllLines(cluster.brokerLog()).stream()
+                    .filter(l -> l.contains("Cleaner") || l.contains("compaction") || l.contains(changelog)).toList();
+            throw new AssertionError("the changelog was not compacted below 600 records in 60 s; " + readAll(cluster, changelog).size()
+                    + " now; broker's cleaner lines:\n" + String.join("\n", cleaner.subList(Math.max(0, cleaner.size() - 60), cleaner.size())), e);
+        }
 
         // A new instance with empty state restores the counts from the compacted changelog and goes on from them.
         KafkaStreams second = counter(in, out, tmp.resolve("state-2"));
