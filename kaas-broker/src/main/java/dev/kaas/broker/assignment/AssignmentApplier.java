@@ -181,13 +181,8 @@ public class AssignmentApplier implements AssignmentReceiver {
     private void apply(Assignment a) {
         lastApplied = a;
         int me = view.brokerId();
-        try {
-            // Dynamic broker configs (the cluster's defaults, then this broker's): every open partition below re-resolves.
-            partitions.applyDynamicConfigs(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me)));
-        } catch (RuntimeException ex) {
-            // The controller validated each layer; together with this broker's static settings they may still clash.
-            LOG.errorf("could not apply the dynamic broker configs %s: %s; keeping the previous ones", a.brokerConfigs(), ex.getMessage());
-        }
+        // Dynamic broker configs (the cluster's defaults, then this broker's): every open partition below re-resolves.
+        partitions.applyDynamicConfigs(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me)));
         // Every assignment starts from a fresh reading.
         descriptors.invalidate();
         Map<TopicPartition, Wanted> wanted = new HashMap<>();

@@ -188,9 +188,7 @@ public class Partitions {
     /**
      * Lays the dynamic broker configs (the cluster's defaults, then this broker's own) over the
      * static topic defaults; {@link #logConfig} resolves under them from now on. The assignment
-     * thread only.
-     *
-     * @throws org.apache.kafka.common.config.ConfigException when the layers together are invalid
+     * thread only. Never fails: a dynamic value that does not pass is left out ({@link TopicDefaults#withDynamic}).
      */
     public void applyDynamicConfigs(Map<String, String> clusterDefault, Map<String, String> broker) {
         TopicDefaults next = staticDefaults.withDynamic(clusterDefault, broker);

@@ -3,7 +3,6 @@ package dev.kaas.common.config;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
 
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.config.ConfigDef;
@@ -97,10 +96,5 @@ public final class TopicConfigs {
             return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
         }
         return null;
-    }
-
-    /** Effective values: overrides over defaults, typed as {@link ConfigDef} parses them. */
-    public static Map<String, Object> effective(Map<String, String> overrides) {
-        return DEF.parse(new HashMap<>(overrides));
     }
 }

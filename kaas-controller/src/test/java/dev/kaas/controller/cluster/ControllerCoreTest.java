@@ -486,11 +486,12 @@ class ControllerCoreTest {
         return dev.kaas.proto.ReassignPartitionsCall.newBuilder().addMoves(m).build();
     }
 
-    /** Settles a join's handoffs: broker 1 reports every assignment applied until nothing is in flight. */
-    private void settleHandoffs(FakeSession one, FakeSession two) throws Exception {
+    /** Settles handoffs: brokers 1, 2, … (in the order given) report every assignment applied until nothing is in flight. */
+    private void settleHandoffs(FakeSession... brokers) throws Exception {
         for (int round = 0; round < 10 && core.handoffsInFlight() > 0; round++) {
-            core.brokerStatus(1, one, onDisk().version());
-            core.brokerStatus(2, two, onDisk().version());
+            for (int i = 0; i < brokers.length; i++) {
+                core.brokerStatus(i + 1, brokers[i], onDisk().version());
+            }
         }
         assertThat(core.handoffsInFlight()).isZero();
     }
@@ -537,11 +538,7 @@ class ControllerCoreTest {
         // A third broker joins: the spread moves other partitions, never the reassigned one.
         FakeSession three = new FakeSession();
         core.brokerRegistered(broker(3), "inc-3", core.clusterId(), three);
-        for (int round = 0; round < 10 && core.handoffsInFlight() > 0; round++) {
-            core.brokerStatus(1, one, onDisk().version());
-            core.brokerStatus(2, two, onDisk().version());
-        }
-        assertThat(core.handoffsInFlight()).isZero();
+        settleHandoffs(one, two);
         PartitionAssignment kept = onDisk().topicByName("t").orElseThrow().partitions().get(p);
         assertThat(kept.leader()).isEqualTo(2);
         assertThat(kept.leaderEpoch()).isEqualTo(epochBefore + 1);
