@@ -127,6 +127,17 @@ public final class KaasCluster implements AutoCloseable {
     }
 
     /** Bytes of partition 0's segment files ({@code .log}) of {@code topic}: what retention and compaction free. */
+    /** The base offset of the partition-0 segment appends go to (the active one, which no cleaner touches). */
+    public long activeSegmentBase(String topic) throws IOException {
+        try (java.util.stream.Stream<Path> dirs = Files.list(dataDir)) {
+            Path dir = dirs.filter(d -> d.getFileName().toString().startsWith(topic + "-")).findFirst().orElseThrow().resolve("0");
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                return files.map(f -> f.getFileName().toString()).filter(n -> n.matches("[0-9a-f]{8}-[0-9]{20}\\.log"))
+                        .mapToLong(n -> Long.parseLong(n.substring(9, 29))).max().orElse(0);
+            }
+        }
+    }
+
     public long segmentBytes(String topic) throws IOException {
         try (java.util.stream.Stream<Path> dirs = Files.list(dataDir)) {
             Path dir = dirs.filter(d -> d.getFileName().toString().startsWith(topic + "-")).findFirst().orElseThrow().resolve("0");
