@@ -52,8 +52,20 @@ public final class KaasCluster implements AutoCloseable {
         this.listeners = "PLAINTEXT://127.0.0.1:" + kafkaPort;
         this.advertised = listeners;
         this.logDir = dataDir.resolveSibling(dataDir.getFileName() + "-logs");
-        this.brokerProps = brokerProps;
+        this.brokerProps = withTestDefaults(brokerProps);
         Files.createDirectories(logDir);
+    }
+
+    /**
+     * The broker settings every test cluster starts with unless the test sets them: as Apache's own
+     * test harness and its quickstart {@code server.properties} do, a new group's first rebalance does
+     * not wait {@code group.initial.rebalance.delay.ms} (3 s) for more members. The delay itself is
+     * unit-tested ({@code GroupShardTest}).
+     */
+    static Map<String, String> withTestDefaults(Map<String, String> brokerProps) {
+        Map<String, String> props = new java.util.HashMap<>(brokerProps);
+        props.putIfAbsent("kaas.group.initial-rebalance-delay", "0s");
+        return Map.copyOf(props);
     }
 
     public static KaasCluster start(Path dataDir) throws Exception {
@@ -218,12 +230,15 @@ public final class KaasCluster implements AutoCloseable {
         for (int attempt = 1; ; attempt++) {
             int http = freePort();
             int kafka = freePort();
-            Process p = launch("broker-id" + id + "-" + attempt, jar("kaas-broker"), List.of(
+            List<String> args = new ArrayList<>(List.of(
                     "-Dquarkus.http.port=" + http,
                     "-Dquarkus.grpc.clients.controller.port=" + controllerGrpc,
                     "-Dkaas.broker.id=" + id,
                     "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + kafka,
                     "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + kafka));
+            // Configured as broker 1 is, as an operator configures a cluster.
+            brokerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
+            Process p = launch("broker-id" + id + "-" + attempt, jar("kaas-broker"), args);
             otherBrokers.add(p);
             try {
                 awaitReady(p, http, "broker " + id, logDir.resolve("broker-id" + id + "-" + attempt + ".log"));

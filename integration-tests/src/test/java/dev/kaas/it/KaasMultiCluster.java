@@ -50,7 +50,7 @@ public final class KaasMultiCluster implements AutoCloseable {
                              Map<String, String> controllerProps) throws IOException {
         this.dataDir = dataDir;
         this.logDir = dataDir.resolveSibling(dataDir.getFileName() + "-logs");
-        this.brokerProps = brokerProps;
+        this.brokerProps = KaasCluster.withTestDefaults(brokerProps);
         this.controllerProps = controllerProps;
         Files.createDirectories(dataDir);
         Files.createDirectories(logDir);
