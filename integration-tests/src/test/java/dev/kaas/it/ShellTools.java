@@ -27,6 +27,9 @@ final class ShellTools {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx256m");
+        // A tool runs for a second or two: C1 alone and the serial collector spend a third less CPU starting it.
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         cmd.add("-cp");
         cmd.add(classpath());
