@@ -236,7 +236,20 @@ class ShellToolsIT {
             var removed = configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config", "message.max.bytes");
             assertThat(removed.exitCode()).as(removed.stdout() + removed.stderr()).isZero();
             assertThat(sendBytes(3000)).isNull();
+
+            // The cleaner's settings, as Apache's LogCleaner reconfigures: threads within half to double of the current count.
+            var cleaner = configs("--alter", "--entity-type", "brokers", "--entity-name", id,
+                    "--add-config", "log.cleaner.threads=2,log.cleaner.io.max.bytes.per.second=5000000.0");
+            assertThat(cleaner.exitCode()).as(cleaner.stdout() + cleaner.stderr()).isZero();
+            assertThat(configs("--describe", "--entity-type", "brokers", "--entity-name", id).stdout())
+                    .contains("log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, DEFAULT_CONFIG:log.cleaner.threads=1}")
+                    .contains("log.cleaner.io.max.bytes.per.second=5000000.0 sensitive=false");
+            var tooMany = configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--add-config", "log.cleaner.threads=5");
+            assertThat(tooMany.exitCode()).isNotZero();
+            assertThat(tooMany.stdout() + tooMany.stderr()).contains("Log cleaner threads cannot be increased to more than double the current value 2");
         } finally {
+            configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config",
+                    "log.cleaner.threads,log.cleaner.io.max.bytes.per.second");
             configs("--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config", "message.max.bytes");
             configs("--alter", "--entity-type", "brokers", "--entity-default", "--delete-config", "log.retention.ms");
         }
@@ -308,7 +321,7 @@ class ShellToolsIT {
         assertThat(broker.stdout()).contains("All configs for broker 1 are:").contains("node.id=1")
                 .contains("log.retention.hours=168").contains("log.flush.interval.messages=1")
                 .containsPattern("listeners=PLAINTEXT://127\\.0\\.0\\.1:\\d+ sensitive=false synonyms=\\{STATIC_BROKER_CONFIG:listeners=");
-        var notDynamic = configs("--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "log.cleaner.threads=2");
+        var notDynamic = configs("--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "auto.create.topics.enable=false");
         assertThat(notDynamic.exitCode()).isNotZero();
         assertThat(notDynamic.stdout() + notDynamic.stderr()).contains("Cannot update these configs dynamically");
 

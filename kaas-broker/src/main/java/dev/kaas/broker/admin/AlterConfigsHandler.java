@@ -27,8 +27,9 @@ import org.apache.kafka.common.requests.AlterConfigsRequest;
 public class AlterConfigsHandler implements ApiHandler {
     private final ConfigAlterations alterations;
 
-    public AlterConfigsHandler(ControllerAdmin controller, ClusterView view, BrokerConfig config) {
-        this.alterations = new ConfigAlterations(controller, view, config.broker().id());
+    public AlterConfigsHandler(ControllerAdmin controller, ClusterView view, dev.kaas.broker.data.Partitions partitions,
+                                      BrokerConfig config) {
+        this.alterations = new ConfigAlterations(controller, view, partitions, config.broker().id());
     }
 
     @Override

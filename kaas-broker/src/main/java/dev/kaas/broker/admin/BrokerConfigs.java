@@ -20,7 +20,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * ({@code log.retention.hours}, …) are read under their Apache names ({@link TopicDefaults});
  * unset, they are Apache's defaults, which kaas keeps (except {@code log.flush.interval.messages},
  * 1: see durability.md). The topic defaults under their primary names and the replication
- * throttles can be changed at run time ({@link DynamicBrokerConfigs}): those are not read-only, and
+ * throttles and the log cleaner's settings can be changed at run time ({@link DynamicBrokerConfigs}): those are not read-only, and
  * their source and synonyms follow Apache's layers (DYNAMIC_BROKER_CONFIG,
  * DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG); every other key is
  * read-only.
@@ -94,16 +94,19 @@ final class BrokerConfigs {
                 Long.toString(b.logRetentionCheckInterval().toMillis()), "How often retention is checked."));
         out.add(new Entry("log.cleaner.enable", ConfigType.BOOLEAN, "kaas.broker.log-cleaner-enable", Boolean.toString(b.logCleanerEnable()),
                 "Whether compacted topics are compacted."));
-        out.add(new Entry("log.cleaner.threads", ConfigType.INT, "kaas.broker.log-cleaner-threads", Integer.toString(b.logCleanerThreads()),
-                "Compaction passes run at once."));
-        out.add(new Entry("log.cleaner.backoff.ms", ConfigType.LONG, "kaas.broker.log-cleaner-backoff",
-                Long.toString(b.logCleanerBackoff().toMillis()), "How long an idle cleaner waits before looking again."));
-        out.add(new Entry("log.cleaner.dedupe.buffer.size", ConfigType.LONG, "kaas.broker.log-cleaner-dedupe-buffer-size",
-                Long.toString(b.logCleanerDedupeBufferSize()), "Key-map memory of all cleaner threads."));
-        out.add(new Entry("log.cleaner.io.buffer.size", ConfigType.INT, "kaas.broker.log-cleaner-io-buffer-size",
-                Integer.toString(b.logCleanerIoBufferSize()), "Read and write buffers of all cleaner threads."));
-        out.add(new Entry("log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-max-bytes-per-second",
-                Double.toString(b.logCleanerIoMaxBytesPerSecond()), "Each cleaner thread's read plus write rate."));
+        // The cleaner's reconfigurable settings: their chain runs from this broker's dynamic value down to Apache's default.
+        cleaner(out, "log.cleaner.threads", ConfigType.INT, "kaas.broker.log-cleaner-threads", Integer.toString(b.logCleanerThreads()),
+                "Compaction passes run at once.", clusterDefault, dynamic);
+        cleaner(out, "log.cleaner.backoff.ms", ConfigType.LONG, "kaas.broker.log-cleaner-backoff", Long.toString(b.logCleanerBackoff().toMillis()),
+                "How long an idle cleaner waits before looking again.", clusterDefault, dynamic);
+        cleaner(out, "log.cleaner.dedupe.buffer.size", ConfigType.LONG, "kaas.broker.log-cleaner-dedupe-buffer-size",
+                Long.toString(b.logCleanerDedupeBufferSize()), "Key-map memory of all cleaner threads.", clusterDefault, dynamic);
+        cleaner(out, "log.cleaner.io.buffer.size", ConfigType.INT, "kaas.broker.log-cleaner-io-buffer-size",
+                Integer.toString(b.logCleanerIoBufferSize()), "Read and write buffers of all cleaner threads.", clusterDefault, dynamic);
+        cleaner(out, "log.cleaner.io.buffer.load.factor", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-buffer-load-factor",
+                Double.toString(b.logCleanerIoBufferLoadFactor()), "The share of a key map's slots a pass fills.", clusterDefault, dynamic);
+        cleaner(out, "log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-max-bytes-per-second",
+                Double.toString(b.logCleanerIoMaxBytesPerSecond()), "Each cleaner thread's read plus write rate.", clusterDefault, dynamic);
         BrokerConfig.Group g = c.group();
         out.add(new Entry("group.min.session.timeout.ms", ConfigType.INT, "kaas.group.min-session-timeout",
                 Long.toString(g.minSessionTimeout().toMillis()), "The shortest session timeout a member may ask for."));
@@ -157,10 +160,37 @@ final class BrokerConfigs {
         return out;
     }
 
-    /** The type of a broker name kaas changes at run time (a primary topic-default name or a throttle). */
+    /**
+     * A cleaner setting: its value in force and Apache's synonym chain (this broker's dynamic value,
+     * the cluster's, the static one when this process was given it, Apache's default).
+     */
+    private static void cleaner(List<Entry> out, String name, ConfigType type, String kaasKey, String staticValue, String doc,
+                                Map<String, String> clusterDefault, Map<String, String> dynamic) {
+        List<TopicConfigEntries.Synonym> chain = new ArrayList<>();
+        if (dynamic.get(name) != null) {
+            chain.add(new TopicConfigEntries.Synonym(name, dynamic.get(name), ConfigSource.DYNAMIC_BROKER_CONFIG));
+        }
+        if (clusterDefault.get(name) != null) {
+            chain.add(new TopicConfigEntries.Synonym(name, clusterDefault.get(name), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+        }
+        if (new Entry(name, type, kaasKey, staticValue, doc).source() == ConfigSource.STATIC_BROKER_CONFIG) {
+            chain.add(new TopicConfigEntries.Synonym(name, staticValue, ConfigSource.STATIC_BROKER_CONFIG));
+        }
+        Object apacheDefault = DynamicBrokerConfigs.CLEANER.configKeys().get(name).defaultValue;
+        chain.add(new TopicConfigEntries.Synonym(name, String.valueOf(apacheDefault), ConfigSource.DEFAULT_CONFIG));
+        // Without a dynamic or static value, kaas's own default is in force: Apache's (a test's kaas key may differ).
+        String value = chain.get(0).source() == ConfigSource.DEFAULT_CONFIG ? staticValue : chain.get(0).value();
+        out.add(new Entry(name, type, kaasKey, value, doc, chain));
+    }
+
+    /** The type of a broker name kaas changes at run time (a primary topic-default name, a cleaner setting or a throttle). */
     static ConfigType typeOf(String dynamicName) {
         if (DynamicBrokerConfigs.THROTTLES.contains(dynamicName)) {
             return ConfigType.LONG;
+        }
+        ConfigDef.ConfigKey cleaner = DynamicBrokerConfigs.CLEANER.configKeys().get(dynamicName);
+        if (cleaner != null) {
+            return typeOf(cleaner.type);
         }
         for (var e : TopicDefaults.SYNONYMS.entrySet()) {
             if (e.getValue().get(0).name().equals(dynamicName)) {

@@ -35,7 +35,8 @@ import org.apache.kafka.common.protocol.Errors;
  *   <li>BROKER: the keys kaas changes at run time ({@link DynamicBrokerConfigs}) are forwarded to
  *       the controller for the cluster-wide defaults ({@code ""}) or this broker's own, and the
  *       answer waits as for a topic; any other key is refused as Apache refuses a key it cannot
- *       update dynamically (src/docs/compatibility.md).</li>
+ *       update dynamically (src/docs/compatibility.md), and a change this broker's cleaner could
+ *       not take is refused here, as Apache's broker refuses it ({@link DynamicBrokerCheck}).</li>
  * </ul>
  */
 final class ConfigAlterations {
@@ -66,6 +67,17 @@ final class ConfigAlterations {
         CompletableFuture<dev.kaas.proto.AlterBrokerConfigsReply> apply(dev.kaas.proto.AlterBrokerConfigsCall call);
     }
 
+    /**
+     * Apache's {@code validateBrokerConfigChange}: whether this broker could take a BROKER
+     * resource's dynamic configuration after {@code ops} (the whole of it for legacy AlterConfigs);
+     * Apache's message, or null (a seam: tests answer it themselves).
+     */
+    interface BrokerCheck {
+        String check(String resource, List<Op> ops, boolean legacy);
+
+        BrokerCheck NONE = (resource, ops, legacy) -> null;
+    }
+
     /** This broker applying an assignment version (a seam: tests complete it themselves). */
     interface Applied {
         CompletableFuture<Void> awaitVersion(long version);
@@ -73,11 +85,13 @@ final class ConfigAlterations {
 
     private final Controller controller;
     private final BrokerController brokerController;
+    private final BrokerCheck brokerCheck;
     private final Applied view;
     private final int brokerId;
 
-    ConfigAlterations(ControllerAdmin controller, ClusterView view, int brokerId) {
-        this(controller::alterTopicConfigs, controller::alterBrokerConfigs, view::awaitVersion, brokerId);
+    ConfigAlterations(ControllerAdmin controller, ClusterView view, dev.kaas.broker.data.Partitions partitions, int brokerId) {
+        this(controller::alterTopicConfigs, controller::alterBrokerConfigs, new DynamicBrokerCheck(view, partitions, brokerId),
+                view::awaitVersion, brokerId);
     }
 
     /** For tests that change no dynamic broker config. */
@@ -86,8 +100,13 @@ final class ConfigAlterations {
     }
 
     ConfigAlterations(Controller controller, BrokerController brokerController, Applied view, int brokerId) {
+        this(controller, brokerController, BrokerCheck.NONE, view, brokerId);
+    }
+
+    ConfigAlterations(Controller controller, BrokerController brokerController, BrokerCheck brokerCheck, Applied view, int brokerId) {
         this.controller = controller;
         this.brokerController = brokerController;
+        this.brokerCheck = brokerCheck;
         this.view = view;
         this.brokerId = brokerId;
     }
@@ -294,7 +313,12 @@ final class ConfigAlterations {
             return Result.of(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")");
         }
         boolean changesSomething = legacy || r.ops().stream().anyMatch(o -> DynamicBrokerConfigs.dynamic(o.name()));
-        return changesSomething ? null : Result.OK;
+        if (!changesSomething) {
+            return Result.OK;
+        }
+        String refused = brokerCheck.check(r.name(), r.ops(), legacy);
+        // Apache wraps what its broker cannot take as INVALID_REQUEST (KAFKA-13609), validate_only or not.
+        return refused == null ? null : Result.of(Errors.INVALID_REQUEST, refused);
     }
 
     private Result checkNodeId(String name, String mismatch) {

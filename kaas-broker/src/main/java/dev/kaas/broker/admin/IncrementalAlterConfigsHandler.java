@@ -22,8 +22,9 @@ import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 public class IncrementalAlterConfigsHandler implements ApiHandler {
     private final ConfigAlterations alterations;
 
-    public IncrementalAlterConfigsHandler(ControllerAdmin controller, ClusterView view, BrokerConfig config) {
-        this.alterations = new ConfigAlterations(controller, view, config.broker().id());
+    public IncrementalAlterConfigsHandler(ControllerAdmin controller, ClusterView view, dev.kaas.broker.data.Partitions partitions,
+                                      BrokerConfig config) {
+        this.alterations = new ConfigAlterations(controller, view, partitions, config.broker().id());
     }
 
     @Override

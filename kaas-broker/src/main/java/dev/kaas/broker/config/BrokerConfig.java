@@ -166,6 +166,10 @@ public interface BrokerConfig {
         @WithDefault("524288")
         int logCleanerIoBufferSize();
 
+        /** Apache {@code log.cleaner.io.buffer.load.factor}: a key map counts as full at this share of its slots. */
+        @WithDefault("0.9")
+        double logCleanerIoBufferLoadFactor();
+
         /** Apache {@code log.cleaner.io.max.bytes.per.second}: each cleaner thread's read plus write rate. */
         @WithDefault("1.7976931348623157E308")
         double logCleanerIoMaxBytesPerSecond();

@@ -9,13 +9,17 @@ import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -40,11 +44,20 @@ public class Partitions {
     /** Retention's file work: renaming retired segments aside and deleting them after file.delete.delay.ms. */
     private final ScheduledExecutorService reaper;
     /** Compaction: one thread per log.cleaner.threads, each with its own key map (allocated at its first pass). */
-    private final ScheduledExecutorService cleaners;
+    private final ScheduledThreadPoolExecutor cleaners;
     private final Set<TopicPartition> cleaning = ConcurrentHashMap.newKeySet();
     /** Partitions whose last pass failed: left alone until then (Apache marks them uncleanable). */
     private final Map<TopicPartition, Long> cleanAfter = new ConcurrentHashMap<>();
-    private final long cleanerBackoffMs;
+    /** The cleaner settings of this broker's static configuration. */
+    private final CleanerSettings staticCleaner;
+    /** The cleaner settings the running cleaner threads have; replaced with them ({@link #startCleaners}). */
+    private volatile CleanerSettings cleanerSettings;
+    /** The running cleaner threads' rounds: cancelled when the settings change (guarded by this). */
+    private final List<ScheduledFuture<?>> cleanerRounds = new ArrayList<>();
+    /** The last settings the cleaner could not take (logged once); the assignment thread only. */
+    private CleanerSettings refusedCleaner;
+    /** Bumped when the cleaner threads are replaced: a round of an older generation stops at its next pass. */
+    private final AtomicInteger cleanerGeneration = new AtomicInteger();
     private final Path dataDir;
     private volatile Consumer<TopicPartition> highWatermarkListener = tp -> { };
     private volatile Consumer<TopicPartition> storageFailureListener = tp -> { };
@@ -77,25 +90,36 @@ public class Partitions {
         this.reaper = Executors.newSingleThreadScheduledExecutor(named("kaas-retention"));
         long check = Math.max(1, config.broker().logRetentionCheckInterval().toMillis());
         timers.scheduleWithFixedDelay(() -> open.values().forEach(this::enforceRetention), check, check, TimeUnit.MILLISECONDS);
-        BrokerConfig.Broker b = config.broker();
-        int threads = b.logCleanerEnable() ? Math.max(1, b.logCleanerThreads()) : 0;
-        this.cleanerBackoffMs = Math.max(1, b.logCleanerBackoff().toMillis());
-        this.cleaners = Executors.newScheduledThreadPool(Math.max(1, threads), named("kaas-cleaner"));
+        this.staticCleaner = CleanerSettings.of(config.broker());
+        this.cleaners = new ScheduledThreadPoolExecutor(1, named("kaas-cleaner"));
+        startCleaners(staticCleaner);
+    }
+
+    /**
+     * (Re)starts the cleaner threads with {@code settings}, as Apache's {@code LogCleaner.reconfigure}
+     * restarts its threads: the current rounds are cancelled (a pass in progress finishes, then its
+     * round stops), new ones start with fresh key maps sized by the new settings.
+     */
+    private synchronized void startCleaners(CleanerSettings settings) {
+        cleanerRounds.forEach(f -> f.cancel(false));
+        cleanerRounds.clear();
+        int generation = cleanerGeneration.incrementAndGet();
+        cleanerSettings = settings;
+        int threads = settings.runningThreads();
+        cleaners.setCorePoolSize(Math.max(1, threads));
+        long backoff = Math.max(1, settings.backoffMs());
         for (int i = 0; i < threads; i++) {
-            // As Apache: the memory and I/O buffers are shared out among the threads.
-            LogCleaner.Settings settings = new LogCleaner.Settings(
-                    (int) Math.min(Integer.MAX_VALUE - 64, b.logCleanerDedupeBufferSize() / threads),
-                    Math.max(1024, b.logCleanerIoBufferSize() / threads / 2), b.logCleanerIoMaxBytesPerSecond());
-            LogCleaner cleaner = new LogCleaner(settings, System::currentTimeMillis);
-            cleaners.scheduleWithFixedDelay(() -> cleanRound(cleaner), cleanerBackoffMs, cleanerBackoffMs, TimeUnit.MILLISECONDS);
+            LogCleaner cleaner = new LogCleaner(settings.perThread(), System::currentTimeMillis);
+            cleanerRounds.add(cleaners.scheduleWithFixedDelay(() -> cleanRound(cleaner, generation), backoff, backoff, TimeUnit.MILLISECONDS));
         }
     }
 
     /** One cleaner thread's round: the dirtiest compacted log first, until none is worth a pass (Apache's {@code cleanFilthiestLog}). */
-    private void cleanRound(LogCleaner cleaner) {
+    private void cleanRound(LogCleaner cleaner, int generation) {
         try {
-            while (true) {
+            while (generation == cleanerGeneration.get()) {
                 long now = System.currentTimeMillis();
+                long retryMs = Math.max(1, cleanerSettings.backoffMs()) * 20;
                 Replica dirtiest = null;
                 double worst = -1;
                 for (Map.Entry<TopicPartition, Replica> e : open.entrySet()) {
@@ -127,8 +151,8 @@ public class Partitions {
                     cleanAfter.put(tp, Long.MAX_VALUE);
                     cleaned = false;
                 } catch (Exception e) {
-                    LOG.warnf(e, "compaction failed partition=%s; retried in %d ms", tp, cleanerBackoffMs * 20);
-                    cleanAfter.put(tp, now + cleanerBackoffMs * 20);
+                    LOG.warnf(e, "compaction failed partition=%s; retried in %d ms", tp, retryMs);
+                    cleanAfter.put(tp, now + retryMs);
                     cleaned = false;
                 } finally {
                     cleaning.remove(tp);
@@ -197,6 +221,42 @@ public class Partitions {
                     new java.util.TreeMap<>(next.dynamicBroker()));
             resolved = new Resolved(next, new ConcurrentHashMap<>());
         }
+        CleanerSettings current = cleanerSettings;
+        CleanerSettings cleaner = staticCleaner.withDynamic(clusterDefault, broker);
+        if (!cleaner.equals(current) && current.runningThreads() > 0) {
+            String refused = current.reconfigurationError(cleaner);
+            if (refused != null) {
+                // As Apache's broker: an update its cleaner cannot take is logged (once) and the cleaner keeps its settings.
+                if (!cleaner.equals(refusedCleaner)) {
+                    LOG.errorf("log cleaner settings not changed to %s: %s", cleaner, refused);
+                    refusedCleaner = cleaner;
+                }
+            } else {
+                LOG.infof("log cleaner restarted with %s", cleaner);
+                startCleaners(cleaner);
+            }
+        }
+    }
+
+    /**
+     * Why this broker's cleaner could not take the dynamic layers {@code clusterDefault} and
+     * {@code broker} (Apache's {@code LogCleaner.validateReconfiguration}), or null: they change
+     * nothing it runs with, it runs no threads, or they pass.
+     */
+    public String cleanerChangeError(Map<String, String> clusterDefault, Map<String, String> broker) {
+        CleanerSettings current = cleanerSettings;
+        CleanerSettings next = staticCleaner.withDynamic(clusterDefault, broker);
+        return next.equals(current) || current.runningThreads() == 0 ? null : current.reconfigurationError(next);
+    }
+
+    /** The cleaner settings the cleaner threads run with. */
+    CleanerSettings cleanerSettings() {
+        return cleanerSettings;
+    }
+
+    /** For tests: the cleaner rounds scheduled now, one per running cleaner thread. */
+    synchronized int runningCleanerRounds() {
+        return (int) cleanerRounds.stream().filter(f -> !f.isDone()).count();
     }
 
     public Path dataDir() {

@@ -55,8 +55,6 @@ import org.jboss.logging.Logger;
  */
 public final class LogCleaner {
     private static final Logger LOG = Logger.getLogger(LogCleaner.class);
-    /** Apache's {@code log.cleaner.io.buffer.load.factor}: the map counts as full at this share of its slots. */
-    static final double LOAD_FACTOR = 0.9;
 
     /**
      * What one pass did. {@code bytesRead} is what the cleaning read (Apache's "MB of log
@@ -66,8 +64,15 @@ public final class LogCleaner {
                         int segmentsCleaned, long firstDirty, long endOffset, long elapsedMs) {
     }
 
-    /** The broker's cleaner settings (Apache's {@code log.cleaner.*}). */
-    public record Settings(int dedupeBufferBytes, int ioBufferBytes, double ioMaxBytesPerSecond) {
+    /**
+     * One cleaner thread's settings (Apache's {@code log.cleaner.*}, the memory its share of the
+     * broker's): {@code loadFactor} is {@code log.cleaner.io.buffer.load.factor}, the share of the
+     * key map's slots filled before a pass stops adding keys.
+     */
+    public record Settings(int dedupeBufferBytes, int ioBufferBytes, double ioMaxBytesPerSecond, double loadFactor) {
+        public Settings(int dedupeBufferBytes, int ioBufferBytes, double ioMaxBytesPerSecond) {
+            this(dedupeBufferBytes, ioBufferBytes, ioMaxBytesPerSecond, 0.9);
+        }
     }
 
     /** A log this cleaner cannot clean (a batch larger than any buffer it may use): Apache marks it uncleanable. */
@@ -105,7 +110,7 @@ public final class LogCleaner {
 
     LogCleaner(Settings settings, LongSupplier clock, Sleeper sleeper) {
         // Apache's check: a map with fewer usable slots could end a pass before its first key.
-        if (settings.dedupeBufferBytes() / 24 * LOAD_FACTOR <= 1) {
+        if (settings.dedupeBufferBytes() / 24 * settings.loadFactor() <= 1) {
             throw new IllegalArgumentException("log.cleaner.dedupe.buffer.size of " + settings.dedupeBufferBytes()
                     + " bytes per cleaner thread is too small: each key takes 24 bytes");
         }
@@ -270,7 +275,8 @@ public final class LogCleaner {
     private boolean mapSegment(PartitionLog log, LogSegment s, long start, TxnTracker txns, long[] io) throws IOException, InterruptedException {
         int limit = s.size();
         int position = s.positionOf(start, limit);
-        int maxEntries = (int) (map.slots() * LOAD_FACTOR);
+        // One slot always stays empty, whatever the load factor: a full map's probe for a new key would never end.
+        int maxEntries = (int) Math.min(map.slots() - 1L, (long) (map.slots() * settings.loadFactor()));
         while (position < limit) {
             checkStop(log);
             MemoryRecords records = readChunk(s, position, limit);

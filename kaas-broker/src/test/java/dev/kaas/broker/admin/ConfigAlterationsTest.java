@@ -65,9 +65,9 @@ class ConfigAlterationsTest {
                 resource(TOPIC, "keys", set("retention.ms", "1"), set("retention.ms", "2")),
                 resource(TOPIC, "nulls", set("retention.ms", null), new ConfigAlterations.Op("segment.ms", OpType.DELETE.id(), null)),
                 resource(TOPIC, "op", new ConfigAlterations.Op("retention.ms", (byte) 9, "1")),
-                resource(BROKER, "1", set("log.cleaner.threads", "2")),
-                resource(BROKER, "", new ConfigAlterations.Op("log.cleaner.threads", OpType.DELETE.id(), null)),
-                resource(BROKER, "2", set("log.cleaner.threads", "2")));
+                resource(BROKER, "1", set("num.io.threads", "2")),
+                resource(BROKER, "", new ConfigAlterations.Op("num.io.threads", OpType.DELETE.id(), null)),
+                resource(BROKER, "2", set("num.io.threads", "2")));
 
         assertThat(results).extracting(ConfigAlterations.Result::error).containsExactly(Errors.INVALID_REQUEST, Errors.NONE,
                 Errors.INVALID_REQUEST, Errors.INVALID_REQUEST, Errors.INVALID_REQUEST, Errors.INVALID_REQUEST,
@@ -76,7 +76,7 @@ class ConfigAlterationsTest {
         assertThat(results.get(3).message()).isEqualTo("Error due to duplicate config keys");
         assertThat(results.get(4).message()).isEqualTo("Null value not supported for : retention.ms");
         assertThat(results.get(5).message()).isEqualTo("Unknown operations type 9");
-        assertThat(results.get(6).message()).isEqualTo("Cannot update these configs dynamically: Set(log.cleaner.threads)");
+        assertThat(results.get(6).message()).isEqualTo("Cannot update these configs dynamically: Set(num.io.threads)");
         assertThat(results.get(8).message()).isEqualTo("Unexpected broker id, expected 1, but received 2");
         assertThat(forwarded).hasSize(1);
         assertThat(forwarded.get(0).getTopicsList()).extracting(t -> t.getName()).containsExactly("ok");
@@ -85,7 +85,7 @@ class ConfigAlterationsTest {
 
     @Test
     void deletingAnUnsetBrokerKeyIsAccepted() throws Exception {
-        var results = alter(false, false, resource(BROKER, "", new ConfigAlterations.Op("log.cleaner.threads", OpType.DELETE.id(), null)));
+        var results = alter(false, false, resource(BROKER, "", new ConfigAlterations.Op("num.io.threads", OpType.DELETE.id(), null)));
 
         assertThat(results.get(0).error()).isEqualTo(Errors.NONE);
     }
@@ -133,7 +133,7 @@ class ConfigAlterationsTest {
         var results = alter(false, false,
                 resource(TOPIC, "t", set("retention.ms", "1")),
                 resource(LOGGERS, "1", set(TEST_LOGGER.getName(), "WARN")),
-                resource(BROKER, "1", set("log.cleaner.threads", "2")));
+                resource(BROKER, "1", set("num.io.threads", "2")));
 
         assertThat(results).extracting(ConfigAlterations.Result::error)
                 .containsExactly(Errors.NOT_CONTROLLER, Errors.NONE, Errors.INVALID_REQUEST);
@@ -199,6 +199,32 @@ class ConfigAlterationsTest {
         assertThat(brokerCalls.get(3).getValidateOnly()).isTrue();
         assertThat(brokerCalls.get(3).getResource()).as("filed under the id brokers look up").isEqualTo("1");
         assertThat(awaited).as("validate_only waits for nothing").isEmpty();
+    }
+
+    @Test
+    void aChangeThisBrokerCouldNotTakeIsRefusedBeforeItReachesTheController() throws Exception {
+        List<dev.kaas.proto.AlterBrokerConfigsCall> brokerCalls = new ArrayList<>();
+        List<String> checked = new ArrayList<>();
+        ConfigAlterations alterations = new ConfigAlterations(call -> controllerAnswer, call -> {
+            brokerCalls.add(call);
+            return CompletableFuture.completedFuture(dev.kaas.proto.AlterBrokerConfigsReply.newBuilder().setAssignmentVersion(3).build());
+        }, (resource, ops, legacy) -> {
+            checked.add(resource + ":" + ops.get(0).name() + "=" + ops.get(0).value() + (legacy ? " legacy" : ""));
+            return "8".equals(ops.get(0).value()) ? "too many" : null;
+        }, version -> CompletableFuture.completedFuture(null), 1);
+
+        for (boolean validateOnly : new boolean[] {false, true}) {
+            var results = alterations.alter(List.of(resource(BROKER, "1", set("log.cleaner.threads", "8")),
+                    resource(BROKER, "", set("log.cleaner.threads", "2"))), validateOnly, false).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(results).containsExactly(new ConfigAlterations.Result(Errors.INVALID_REQUEST, "too many"), ConfigAlterations.Result.OK);
+        }
+        var legacy = alterations.alter(List.of(resource(BROKER, "", set("log.cleaner.threads", "8"))), false, true)
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        assertThat(legacy.get(0).error()).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(checked).contains("1:log.cleaner.threads=8", ":log.cleaner.threads=2", ":log.cleaner.threads=8 legacy");
+        assertThat(brokerCalls).as("only what this broker could take went on").hasSize(2)
+                .allSatisfy(c -> assertThat(c.getResource()).isEmpty());
     }
 
     @Test

@@ -16,6 +16,9 @@ import org.apache.kafka.common.config.TopicConfig;
  *       ({@code log.retention.ms}, {@code log.segment.bytes}, {@code message.max.bytes}, …; not
  *       {@code log.message.format.version}, nor the secondary names such as
  *       {@code log.retention.hours}): open partitions follow a change at once;</li>
+ *   <li>the log cleaner's settings, as Apache's {@code LogCleaner.ReconfigurableConfigs}
+ *       ({@code log.cleaner.threads}, {@code log.cleaner.io.max.bytes.per.second}, …): the
+ *       broker restarts its cleaner threads with them;</li>
  *   <li>the replication throttles ({@code leader.replication.throttled.rate}, …), which
  *       {@code kafka-reassign-partitions.sh --throttle} sets: kept and described, but kaas
  *       copies no data between brokers, so they limit nothing.</li>
@@ -25,6 +28,18 @@ import org.apache.kafka.common.config.TopicConfig;
 public final class DynamicBrokerConfigs {
     public static final Set<String> THROTTLES = Set.of("leader.replication.throttled.rate", "follower.replication.throttled.rate",
             "replica.alter.log.dirs.io.max.bytes.per.second");
+
+    /**
+     * The log cleaner's reconfigurable settings, typed and bounded as Apache 3.7 defines them
+     * ({@code KafkaConfig}): a dynamic value is checked against this before it is stored.
+     */
+    public static final ConfigDef CLEANER = new ConfigDef()
+            .define("log.cleaner.threads", ConfigDef.Type.INT, 1, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "")
+            .define("log.cleaner.dedupe.buffer.size", ConfigDef.Type.LONG, 128L * 1024 * 1024, ConfigDef.Importance.MEDIUM, "")
+            .define("log.cleaner.io.buffer.load.factor", ConfigDef.Type.DOUBLE, 0.9d, ConfigDef.Importance.MEDIUM, "")
+            .define("log.cleaner.io.buffer.size", ConfigDef.Type.INT, 512 * 1024, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "")
+            .define("log.cleaner.io.max.bytes.per.second", ConfigDef.Type.DOUBLE, Double.MAX_VALUE, ConfigDef.Importance.MEDIUM, "")
+            .define("log.cleaner.backoff.ms", ConfigDef.Type.LONG, 15_000L, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "");
 
     /** Every name kaas changes at run time, sorted. */
     @SuppressWarnings("deprecation")
@@ -49,6 +64,17 @@ public final class DynamicBrokerConfigs {
      */
     public static String validate(Map<String, String> configs) {
         for (var e : configs.entrySet()) {
+            ConfigDef.ConfigKey cleaner = CLEANER.configKeys().get(e.getKey());
+            if (cleaner != null) {
+                try {
+                    Object v = ConfigDef.parseType(e.getKey(), e.getValue(), cleaner.type);
+                    if (cleaner.validator != null) {
+                        cleaner.validator.ensureValid(e.getKey(), v);
+                    }
+                } catch (ConfigException ex) {
+                    return ex.getMessage();
+                }
+            }
             if (THROTTLES.contains(e.getKey())) {
                 try {
                     long v = (Long) ConfigDef.parseType(e.getKey(), e.getValue(), ConfigDef.Type.LONG);
@@ -71,6 +97,7 @@ public final class DynamicBrokerConfigs {
     @SuppressWarnings("deprecation")
     private static Set<String> names() {
         Set<String> out = new TreeSet<>(THROTTLES);
+        out.addAll(CLEANER.names());
         TopicDefaults.SYNONYMS.forEach((topicKey, names) -> {
             if (!topicKey.equals(TopicConfig.MESSAGE_FORMAT_VERSION_CONFIG)) {
                 out.add(names.get(0).name());

@@ -65,6 +65,7 @@ public final class ServerProperties {
             new Setting("log.cleaner.dedupe.buffer.size", "kaas.broker.log-cleaner-dedupe-buffer-size", Kind.LONG),
             new Setting("log.cleaner.io.buffer.size", "kaas.broker.log-cleaner-io-buffer-size", Kind.INT, 0L),
             new Setting("log.cleaner.io.max.bytes.per.second", "kaas.broker.log-cleaner-io-max-bytes-per-second", Kind.DOUBLE),
+            new Setting("log.cleaner.io.buffer.load.factor", "kaas.broker.log-cleaner-io-buffer-load-factor", Kind.DOUBLE),
             new Setting("group.min.session.timeout.ms", "kaas.group.min-session-timeout", Kind.MILLIS),
             new Setting("group.max.session.timeout.ms", "kaas.group.max-session-timeout", Kind.MILLIS),
             new Setting("group.initial.rebalance.delay.ms", "kaas.group.initial-rebalance-delay", Kind.MILLIS),

@@ -9,10 +9,12 @@ class DynamicBrokerConfigsTest {
     @Test
     void thePrimaryTopicDefaultNamesAndTheThrottlesAreDynamicAsInApache() {
         assertThat(DynamicBrokerConfigs.NAMES).contains("log.retention.ms", "log.segment.bytes", "message.max.bytes", "log.cleanup.policy",
-                "log.roll.ms", "log.flush.interval.messages", "min.insync.replicas", "leader.replication.throttled.rate");
+                "log.roll.ms", "log.flush.interval.messages", "min.insync.replicas", "leader.replication.throttled.rate",
+                "log.cleaner.threads", "log.cleaner.io.max.bytes.per.second", "log.cleaner.dedupe.buffer.size",
+                "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms");
         assertThat(DynamicBrokerConfigs.NAMES).as("secondary names, the message format and what kaas sizes at start-up")
                 .doesNotContain("log.retention.hours", "log.retention.minutes", "log.roll.hours", "log.message.format.version",
-                        "log.cleaner.threads", "num.io.threads", "auto.create.topics.enable");
+                        "log.cleaner.enable", "num.io.threads", "auto.create.topics.enable");
     }
 
     @Test
@@ -24,6 +26,11 @@ class DynamicBrokerConfigsTest {
                 .isEqualTo("Invalid value -1 for configuration follower.replication.throttled.rate: Value must be at least 0");
         assertThat(DynamicBrokerConfigs.validate(Map.of("message.max.bytes", "-1")))
                 .isEqualTo("Invalid value -1 for configuration message.max.bytes: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.cleaner.threads", "2", "log.cleaner.io.max.bytes.per.second", "1e6"))).isNull();
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.cleaner.threads", "-1")))
+                .isEqualTo("Invalid value -1 for configuration log.cleaner.threads: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("log.cleaner.io.max.bytes.per.second", "fast")))
+                .isEqualTo("Invalid value fast for configuration log.cleaner.io.max.bytes.per.second: Not a number of type DOUBLE");
         assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "0")))
                 .isEqualTo("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
     }

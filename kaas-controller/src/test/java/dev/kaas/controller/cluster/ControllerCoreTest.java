@@ -646,14 +646,14 @@ class ControllerCoreTest {
         core.brokerRegistered(broker(1), "inc-1", core.clusterId(), new FakeSession());
         long version = onDisk().version();
 
-        var fixed = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.cleaner.threads", "2", "log.retention.hours", "1"));
+        var fixed = core.alterBrokerConfigs(brokerConfigs("", false, 0, "num.io.threads", "2", "log.retention.hours", "1"));
         var bad = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "soon"));
         var notList = core.alterBrokerConfigs(brokerConfigs("", false, 2, "log.retention.ms", "1"));
         var zero = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "log.retention.ms", "0"));
         var onlyChecked = core.alterBrokerConfigs(brokerConfigs("", false, 0, "log.retention.ms", "1000").toBuilder().setValidateOnly(true).build());
 
         assertThat(fixed.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code());
-        assertThat(fixed.getErrorMessage()).isEqualTo("Cannot update these configs dynamically: Set(log.cleaner.threads, log.retention.hours)");
+        assertThat(fixed.getErrorMessage()).isEqualTo("Cannot update these configs dynamically: Set(log.retention.hours, num.io.threads)");
         assertThat(bad.getErrorCode()).as("Apache's KAFKA-13609").isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST.code());
         assertThat(bad.getErrorMessage()).isEqualTo("Invalid value soon for configuration log.retention.ms: Not a number of type LONG");
         assertThat(notList.getErrorCode()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_CONFIG.code());
