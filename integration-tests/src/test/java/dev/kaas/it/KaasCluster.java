@@ -104,8 +104,14 @@ public final class KaasCluster implements AutoCloseable {
 
     /** A cluster whose broker has the given Apache-syntax listeners; the first one is {@link #kafkaPort()}. */
     public static KaasCluster startWithListeners(Path dataDir, String listeners, String advertised) throws Exception {
+        return startWithListeners(dataDir, listeners, advertised, Map.of());
+    }
+
+    /** As {@link #startWithListeners(Path, String, String)}, with broker settings (system properties). */
+    public static KaasCluster startWithListeners(Path dataDir, String listeners, String advertised, Map<String, String> brokerProps)
+            throws Exception {
         int first = Integer.parseInt(listeners.split(",")[0].replaceAll(".*:", ""));
-        KaasCluster c = new KaasCluster(dataDir, Map.of(), first);
+        KaasCluster c = new KaasCluster(dataDir, brokerProps, first);
         c.listeners = listeners;
         c.advertised = advertised;
         c.listenersFixed = true;

@@ -3,6 +3,7 @@ package dev.kaas.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -30,7 +31,9 @@ class ListenersIT {
             String listeners = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://127.0.0.1:" + second;
             String advertised = "PLAINTEXT://127.0.0.1:" + kafka[0] + ",INTERNAL://broker-1.internal:" + second;
             try {
-                started = KaasCluster.startWithListeners(tmp.resolve("data-" + attempt), listeners, advertised);
+                // As in Apache, a listener name that is not a protocol's needs the protocol map.
+                started = KaasCluster.startWithListeners(tmp.resolve("data-" + attempt), listeners, advertised,
+                        Map.of("kaas.broker.listener-security-protocol-map", "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"));
             } catch (KaasCluster.PortInUse e) {
                 if (attempt == KaasCluster.BIND_ATTEMPTS) {
                     throw e;

@@ -22,7 +22,12 @@ final class RawClient implements AutoCloseable {
     private int correlation;
 
     RawClient(int port) throws IOException {
-        socket = new Socket("127.0.0.1", port);
+        this(new Socket("127.0.0.1", port));
+    }
+
+    /** Over a socket the caller opened (a TLS one). */
+    RawClient(Socket socket) throws IOException {
+        this.socket = socket;
         socket.setSoTimeout(15_000);
         in = new DataInputStream(socket.getInputStream());
         out = socket.getOutputStream();

@@ -91,6 +91,14 @@ public interface BrokerConfig {
         @WithDefault("PLAINTEXT://127.0.0.1:9092")
         String listeners();
 
+        /** Apache {@code listener.security.protocol.map}: each listener name's security protocol. */
+        @WithDefault(dev.kaas.broker.auth.ListenerProtocols.APACHE_DEFAULT)
+        String listenerSecurityProtocolMap();
+
+        /** How often the TLS listeners' keystore and truststore files are checked for a change (kaas's; Apache reloads them on a dynamic config update). */
+        @WithDefault("10s")
+        Duration sslReloadInterval();
+
         /** What clients are told, per listener name, Apache syntax. Defaults to {@code listeners} with localhost for a wildcard host. */
         @WithDefault("PLAINTEXT://localhost:9092")
         String advertisedListeners();

@@ -93,7 +93,7 @@ public class FetchHandler implements ApiHandler {
         if (data.sessionEpoch() != 0 && data.sessionEpoch() != -1) {
             return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
         }
-        Op op = new Op(data, ctx.apiVersion(), ctx.listenerName());
+        Op op = new Op(data, ctx.apiVersion(), ctx.listenerName(), ctx.zeroCopy());
         op.start();
         return op.result;
     }
@@ -103,6 +103,8 @@ public class FetchHandler implements ApiHandler {
         final FetchRequestData data;
         final short version;
         final String listenerName;
+        /** Records may go from the file to the socket as they are (not over TLS). */
+        final boolean zeroCopy;
         final CompletableFuture<ApiMessage> result = new CompletableFuture<>();
         final AtomicBoolean busy = new AtomicBoolean();
         final List<TopicPartition> parked = new ArrayList<>();
@@ -110,10 +112,11 @@ public class FetchHandler implements ApiHandler {
         volatile boolean expired;
         ScheduledFuture<?> timeout;
 
-        Op(FetchRequestData data, short version, String listenerName) {
+        Op(FetchRequestData data, short version, String listenerName, boolean zeroCopy) {
             this.data = data;
             this.version = version;
             this.listenerName = listenerName;
+            this.zeroCopy = zeroCopy;
         }
 
         void start() {
@@ -230,9 +233,12 @@ public class FetchHandler implements ApiHandler {
                     try {
                         if (limit <= 0 && total > 0) {
                             records = MemoryRecords.EMPTY;
-                        } else if (version >= 4) {
+                        } else if (version >= 4 && zeroCopy) {
                             // Clients of v4+ read the stored v2 batches as they are: send them from the file.
                             records = log.readSlice(fp.fetchOffset(), limit, total == 0, upTo);
+                        } else if (version >= 4) {
+                            // Over TLS the bytes are encrypted in the heap anyway: read them here, off the event loop.
+                            records = log.read(fp.fetchOffset(), limit, total == 0, upTo);
                         } else {
                             byte magic = MessageFormats.magicForFetchVersion(version);
                             records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic, fp.fetchOffset());

@@ -1,8 +1,10 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.storage.FileSlice;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
+import io.netty.handler.ssl.SslHandler;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -10,6 +12,8 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.impl.NetSocketInternal;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
+import javax.net.ssl.SSLEngine;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.jboss.logging.Logger;
 
 /**
@@ -29,12 +33,22 @@ final class Connection implements RequestPipeline.Transport {
     private final String clientHost;
     /** Registered with the memory budget while a frame waits for bytes; runs on the releasing thread. */
     private final Runnable memoryAvailable;
+    private final TlsEndpoint tls;
+    /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
+    private KafkaPrincipal principal = KafkaPrincipal.ANONYMOUS;
     private boolean paused;
     private boolean draining;
     private boolean closed;
 
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
             int maxInFlight, RequestMemory memory, Runnable onClosed) {
+        this(socket, context, registry, listenerName, maxFrameBytes, maxInFlight, memory, onClosed, null);
+    }
+
+    /** @param tls the listener's TLS side, or null for a PLAINTEXT listener */
+    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
+            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls) {
+        this.tls = tls;
         this.socket = socket;
         this.context = context;
         this.onClosed = onClosed;
@@ -52,6 +66,9 @@ final class Connection implements RequestPipeline.Transport {
     }
 
     void start() {
+        if (tls != null) {
+            startTls();
+        }
         socket.handler(this::onBytes);
         socket.closeHandler(v -> {
             closed = true;
@@ -64,6 +81,44 @@ final class Connection implements RequestPipeline.Transport {
             close();
         });
         socket.drainHandler(v -> pipeline.onWritable());
+    }
+
+    /**
+     * Puts TLS in front of the connection before a byte is read: an engine from the listener's
+     * {@link TlsEndpoint} in a Netty {@link SslHandler} at the head of the channel's pipeline
+     * (Vert.x's own TLS takes only its key and trust options, while this engine is Apache's,
+     * built from its {@code ssl.*} settings). Requests arrive only after the handshake, whose
+     * completion sets the principal; a failed handshake closes the connection.
+     */
+    private void startTls() {
+        SSLEngine engine = tls.newEngine(socket.remoteAddress().hostAddress(), socket.remoteAddress().port());
+        SslHandler handler = new SslHandler(engine);
+        ((NetSocketInternal) socket).channelHandlerContext().pipeline().addFirst("kaas-tls", handler);
+        handler.handshakeFuture().addListener(done -> {
+            if (!done.isSuccess()) {
+                LOG.debugf("TLS handshake failed listener=%s client=%s: %s", tls.listener(), clientHost, done.cause());
+                close();
+                return;
+            }
+            try {
+                principal = tls.principal(engine.getSession());
+            } catch (RuntimeException e) {
+                // Apache fails the authentication of a certificate its mapping rules do not map.
+                LOG.infof("closing connection: %s client=%s", e.getMessage(), clientHost);
+                close();
+            }
+        });
+    }
+
+    @Override
+    public KafkaPrincipal principal() {
+        return principal;
+    }
+
+    @Override
+    public org.apache.kafka.common.security.auth.SecurityProtocol securityProtocol() {
+        return tls == null ? org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT
+                : org.apache.kafka.common.security.auth.SecurityProtocol.SSL;
     }
 
     private void onBytes(Buffer bytes) {
@@ -129,6 +184,12 @@ final class Connection implements RequestPipeline.Transport {
 
     @Override
     public void write(FileSlice slice) {
+        if (tls != null) {
+            // Fetch reads records into the heap for a TLS connection (RequestContext.zeroCopy), off the loop: a file region here is a bug.
+            LOG.errorf("closing connection: a file region cannot go through TLS client=%s", clientHost);
+            close();
+            return;
+        }
         // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the
         // buffers around it. Vert.x 4's public API only sends files by path (NetSocket.sendFile
         // opens the file again on every call, and a segment may be deleted by retention after

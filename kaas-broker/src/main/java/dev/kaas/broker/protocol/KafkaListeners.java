@@ -1,5 +1,7 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.ListenerProtocols;
+import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.config.BrokerConfig;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -13,11 +15,15 @@ import jakarta.enterprise.event.Observes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /**
  * Binds every configured listener. Each is served by one verticle instance per event loop on
- * the same port, so Vert.x spreads connections across loops.
+ * the same port, so Vert.x spreads connections across loops. A listener's protocol comes from
+ * Apache's {@code listener.security.protocol.map}: PLAINTEXT, or SSL with Apache's {@code ssl.*}
+ * settings ({@link TlsEndpoint}); SASL listeners are refused at start-up until SASL is served.
  */
 @ApplicationScoped
 public class KafkaListeners {
@@ -29,6 +35,12 @@ public class KafkaListeners {
     private final List<String> deployments = new ArrayList<>();
     private final RequestMemory memory;
     private final ConnectionLimits limits;
+    /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
+    private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-tls-reload");
+        t.setDaemon(true);
+        return t;
+    });
 
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry) {
         this.vertx = vertx;
@@ -45,16 +57,34 @@ public class KafkaListeners {
             throw new IllegalArgumentException("kaas.broker.queued-max-request-bytes (" + queued
                     + ") must be at least kaas.broker.socket-request-max-bytes (" + config.broker().socketRequestMaxBytes() + ") or -1");
         }
+        ListenerProtocols protocols = ListenerProtocols.parse(config.broker().listenerSecurityProtocolMap());
+        List<TlsEndpoint> tlsEndpoints = new ArrayList<>();
         for (ListenerSpec spec : ListenerSpec.parseList(config.broker().listeners())) {
+            SecurityProtocol protocol = protocols.of(spec.name());
+            TlsEndpoint tls = switch (protocol) {
+                case PLAINTEXT -> null;
+                case SSL -> TlsEndpoint.create(spec.name(), name -> ConfigProvider.getConfig().getOptionalValue(name, String.class));
+                default -> throw new IllegalArgumentException("listener " + spec.name() + " is " + protocol
+                        + "; kaas serves PLAINTEXT and SSL listeners in this release");
+            };
+            if (tls != null) {
+                tlsEndpoints.add(tls);
+            }
             int instances = Math.max(1, Runtime.getRuntime().availableProcessors());
-            String id = vertx.deployVerticle(() -> new ListenerVerticle(spec), new DeploymentOptions().setInstances(instances))
+            String id = vertx.deployVerticle(() -> new ListenerVerticle(spec, tls), new DeploymentOptions().setInstances(instances))
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             deployments.add(id);
-            LOG.infof("kafka listener bound listener=%s address=%s:%d", spec.name(), spec.host(), spec.port());
+            LOG.infof("kafka listener bound listener=%s protocol=%s address=%s:%d", spec.name(), protocol, spec.host(), spec.port());
+        }
+        if (!tlsEndpoints.isEmpty()) {
+            // Kubernetes swaps a mounted Secret's files in place: new connections get the new certificates.
+            long every = Math.max(1, config.broker().sslReloadInterval().toMillis());
+            reloads.scheduleWithFixedDelay(() -> tlsEndpoints.forEach(TlsEndpoint::reload), every, every, TimeUnit.MILLISECONDS);
         }
     }
 
     void onStop(@Observes ShutdownEvent ev) {
+        reloads.shutdownNow();
         for (String id : deployments) {
             try {
                 vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
@@ -66,9 +96,11 @@ public class KafkaListeners {
 
     private final class ListenerVerticle extends AbstractVerticle {
         private final ListenerSpec spec;
+        private final TlsEndpoint tls;
 
-        ListenerVerticle(ListenerSpec spec) {
+        ListenerVerticle(ListenerSpec spec, TlsEndpoint tls) {
             this.spec = spec;
+            this.tls = tls;
         }
 
         @Override
@@ -90,7 +122,7 @@ public class KafkaListeners {
                             return;
                         }
                         new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip)).start();
+                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls).start();
                     })
                     .listen()
                     .<Void>mapEmpty()

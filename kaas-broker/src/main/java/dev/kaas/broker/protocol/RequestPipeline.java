@@ -49,6 +49,15 @@ final class RequestPipeline {
 
         /** The peer as Apache reports it to group tools ({@code /127.0.0.1}). */
         String clientHost();
+
+        /** Who the peer authenticated as: a TLS client certificate's mapped subject, else ANONYMOUS. */
+        default org.apache.kafka.common.security.auth.KafkaPrincipal principal() {
+            return org.apache.kafka.common.security.auth.KafkaPrincipal.ANONYMOUS;
+        }
+
+        default org.apache.kafka.common.security.auth.SecurityProtocol securityProtocol() {
+            return org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT;
+        }
     }
 
     private final Transport transport;
@@ -141,7 +150,8 @@ final class RequestPipeline {
         }
         CompletionStage<ApiMessage> stage;
         try {
-            stage = registry.handler(key).handle(new RequestContext(header, listenerName, transport.clientHost()), request);
+            stage = registry.handler(key).handle(new RequestContext(header, listenerName, transport.clientHost(), transport.principal(),
+                    transport.securityProtocol()), request);
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
         }

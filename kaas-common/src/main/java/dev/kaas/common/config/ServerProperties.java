@@ -49,6 +49,7 @@ public final class ServerProperties {
             new Setting("broker.id", "kaas.broker.id", Kind.INT),
             new Setting("listeners", "kaas.broker.listeners", Kind.STRING),
             new Setting("advertised.listeners", "kaas.broker.advertised-listeners", Kind.STRING),
+            new Setting("listener.security.protocol.map", "kaas.broker.listener-security-protocol-map", Kind.STRING),
             new Setting("log.dirs", "kaas.data-dir", Kind.STRING),
             new Setting("log.dir", "kaas.data-dir", Kind.STRING),
             new Setting("num.partitions", "kaas.controller.num-partitions", Kind.INT, 1L),
@@ -209,7 +210,8 @@ public final class ServerProperties {
                 if (!(name.equals("log.dir") && raw.containsKey("log.dirs"))) {
                     out.put(s.kaasKey(), converted);
                 }
-            } else if (topicDefaultNames.contains(name)) {
+            } else if (topicDefaultNames.contains(name) || tls(name)) {
+                // Read by the broker under the Apache name itself (TopicDefaults; the SSL listeners' settings).
                 out.put(name, value);
             } else if (!name.equals("controller.listener.names") || controllerListeners.isEmpty()) {
                 notRead.add(name);
@@ -234,10 +236,28 @@ public final class ServerProperties {
         return new Translation(out, notRead);
     }
 
+    /** The SSL listener settings of an Apache 3.7 broker (kafka-clients' definitions, and the two the broker adds). */
+    private static final Set<String> TLS_NAMES = tlsNames();
+
+    private static Set<String> tlsNames() {
+        ConfigDef def = new ConfigDef();
+        org.apache.kafka.common.config.SslConfigs.addClientSslSupport(def);
+        Set<String> names = new java.util.HashSet<>(def.names());
+        names.add("ssl.client.auth");
+        names.add("ssl.principal.mapping.rules");
+        return Set.copyOf(names);
+    }
+
+    /** An SSL listener's setting, plain ({@code ssl.keystore.location}) or for one listener ({@code listener.name.client.ssl.…}). */
+    static boolean tls(String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("listener\\.name\\.[^.]+\\.(ssl\\..+)").matcher(name);
+        return TLS_NAMES.contains(m.matches() ? m.group(1) : name);
+    }
+
     /**
-     * kaas serves plaintext listeners only (the security issue is open): a listener whose
-     * protocol, by {@code listener.security.protocol.map} or by its name, is SSL or SASL must not
-     * start as plaintext on the port an operator meant to protect.
+     * kaas serves PLAINTEXT and SSL listeners (SASL is not served yet): a listener whose protocol,
+     * by {@code listener.security.protocol.map} or by its name, is SASL must not start without the
+     * authentication an operator configured.
      */
     private static void checkPlaintext(String listeners, String protocolMap) throws Invalid {
         Map<String, String> map = new java.util.HashMap<>();
@@ -252,8 +272,8 @@ public final class ServerProperties {
         for (String l : listeners.split(",")) {
             String name = l.trim().contains("://") ? l.trim().substring(0, l.trim().indexOf("://")) : l.trim();
             String protocol = map.getOrDefault(name, name);
-            if (!protocol.equals("PLAINTEXT")) {
-                throw new Invalid("listener " + name + " is " + protocol + "; kaas serves PLAINTEXT listeners only in this release");
+            if (!protocol.equals("PLAINTEXT") && !protocol.equals("SSL")) {
+                throw new Invalid("listener " + name + " is " + protocol + "; kaas serves PLAINTEXT and SSL listeners in this release");
             }
         }
     }

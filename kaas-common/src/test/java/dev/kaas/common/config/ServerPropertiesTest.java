@@ -61,11 +61,12 @@ class ServerPropertiesTest {
                 .containsEntry("kaas.group.offsets-retention", "60m")
                 .containsEntry("log.retention.hours", "24")
                 .containsEntry("log.segment.bytes", "1073741824")
+                .containsEntry("kaas.broker.listener-security-protocol-map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
                 .doesNotContainKeys("process.roles", "controller.listener.names", "num.io.threads");
         assertThat(t.notRead()).containsExactlyInAnyOrder("process.roles", "controller.quorum.voters", "inter.broker.listener.name",
-                "listener.security.protocol.map", "num.network.threads", "num.io.threads", "offsets.topic.replication.factor");
+                "num.network.threads", "num.io.threads", "offsets.topic.replication.factor");
         assertThat(t.warnings(file)).anySatisfy(w -> assertThat(w).contains("process.roles is a KRaft setting"))
-                .anySatisfy(w -> assertThat(w).contains("listener.security.protocol.map is not a setting kaas reads"));
+                .anySatisfy(w -> assertThat(w).contains("num.io.threads is"));
     }
 
     @Test
@@ -90,11 +91,23 @@ class ServerPropertiesTest {
     }
 
     @Test
-    void aListenerAnOperatorMeantToSecureIsNotServedInPlaintext() throws Exception {
-        assertInvalid("listeners=SASL_SSL://:9093", "listener SASL_SSL is SASL_SSL; kaas serves PLAINTEXT listeners only");
-        assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SSL", "listener CLIENT is SSL");
+    void aListenerAnOperatorMeantToSecureWithSaslIsNotServedWithoutIt() throws Exception {
+        assertInvalid("listeners=SASL_SSL://:9093", "listener SASL_SSL is SASL_SSL; kaas serves PLAINTEXT and SSL listeners");
+        assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_PLAINTEXT", "listener CLIENT is SASL_PLAINTEXT");
         assertThat(ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:PLAINTEXT"))
                 .properties()).containsEntry("kaas.broker.listeners", "CLIENT://:9093");
+    }
+
+    @Test
+    void anSslListenersSettingsReachTheBrokerUnderTheirApacheNames() throws Exception {
+        var t = ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:SSL",
+                "ssl.keystore.location", "/etc/kaas/tls/keystore.p12", "ssl.keystore.password", "secret",
+                "listener.name.client.ssl.client.auth", "required", "ssl.clientt.auth", "x"));
+
+        assertThat(t.properties()).containsEntry("kaas.broker.listener-security-protocol-map", "CLIENT:SSL")
+                .containsEntry("ssl.keystore.location", "/etc/kaas/tls/keystore.p12").containsEntry("ssl.keystore.password", "secret")
+                .containsEntry("listener.name.client.ssl.client.auth", "required");
+        assertThat(t.notRead()).as("a misspelt name is reported, not passed on").containsExactly("ssl.clientt.auth");
     }
 
     @Test
