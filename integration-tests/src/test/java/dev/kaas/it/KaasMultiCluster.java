@@ -48,7 +48,7 @@ public final class KaasMultiCluster implements AutoCloseable {
 
     private KaasMultiCluster(Path dataDir, int brokerCount, int controllerCount, Map<String, String> brokerProps,
                              Map<String, String> controllerProps) throws IOException {
-        this.dataDir = dataDir;
+        this.dataDir = dataDir.toAbsolutePath();
         this.logDir = dataDir.resolveSibling(dataDir.getFileName() + "-logs");
         this.brokerProps = KaasCluster.withTestDefaults(brokerProps);
         this.controllerProps = controllerProps;
@@ -260,15 +260,12 @@ public final class KaasMultiCluster implements AutoCloseable {
 
     private Process launch(Member m, Path jar, List<String> props, String... jvm) throws IOException {
         m.starts++;
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx384m");
-        cmd.addAll(List.of(jvm));
-        cmd.add("-Dkaas.data-dir=" + dataDir);
-        cmd.addAll(props);
-        cmd.add("-jar");
-        cmd.add(jar.toString());
-        return new ProcessBuilder(cmd).redirectErrorStream(true)
+        List<String> args = new ArrayList<>();
+        args.add("-Xmx384m");
+        args.addAll(List.of(jvm));
+        args.add("-Dkaas.data-dir=" + dataDir);
+        args.addAll(props);
+        return KaasCluster.app(jar, args).redirectErrorStream(true)
                 .redirectOutput(logDir.resolve(m.name + "-" + m.starts + ".log").toFile()).start();
     }
 
