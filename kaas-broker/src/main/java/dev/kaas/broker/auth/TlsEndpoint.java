@@ -1,7 +1,9 @@
 package dev.kaas.broker.auth;
 
 import java.security.Principal;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -28,10 +30,11 @@ import org.jboss.logging.Logger;
  * listener's prefix ({@code listener.name.<listener>.ssl.keystore.location}) then plain.
  *
  * <p>{@link #reload} is Apache's dynamic keystore update, triggered here by the files changing
- * (a Kubernetes Secret rotated under its mount): the new stores must pass Apache's checks (the
- * same distinguished name and subject alternative names, a handshake between old and new), or
- * the old ones stay. Engines are created on event loops while a reload runs on another thread:
- * the factory in use is swapped whole.
+ * (a Kubernetes Secret rotated under its mount): the new stores must pass Apache's checks of a
+ * client listener's store update (the same distinguished name and subject alternative names
+ * unless {@code ssl.allow.dn.changes} / {@code ssl.allow.san.changes}), or the old ones stay.
+ * Engines are created on event loops while a reload runs on another thread: the factory in use
+ * is swapped whole.
  */
 public final class TlsEndpoint {
     private static final Logger LOG = Logger.getLogger(TlsEndpoint.class);
@@ -43,6 +46,8 @@ public final class TlsEndpoint {
     private final Function<String, Optional<String>> settings;
     private final SslPrincipalMapper principalMapper;
     private volatile SslFactory factory;
+    /** The settings and store file times of the last update refused (logged once; retried when they change); reload thread only. */
+    private Object refused;
 
     private TlsEndpoint(String listener, Function<String, Optional<String>> settings, Map<String, Object> parsed) {
         this.listener = listener;
@@ -111,24 +116,59 @@ public final class TlsEndpoint {
         try {
             next = parse(listener, settings);
         } catch (RuntimeException e) {
-            LOG.errorf("TLS settings of listener %s not reloaded: %s", listener, message(e));
-            return false;
+            return refuse(List.of(String.valueOf(e.getMessage())), "TLS settings of listener " + listener + " not reloaded: " + message(e));
         }
         SslFactory current = factory;
         if (!current.sslEngineFactory().shouldBeRebuilt(new HashMap<>(next))) {
             return false;
         }
+        Object attempt = List.of(next, fileTimes(next));
+        if (attempt.equals(refused)) {
+            return false;
+        }
         try {
-            // Apache's checks of a keystore or truststore update, without touching the factory in use.
-            current.validateReconfiguration(new HashMap<>(next));
+            // Built first, then checked against the stores in use; a file rewritten meanwhile is
+            // caught by the last check, and taken at the next reload instead.
             SslFactory replacement = configured(next);
+            current.validateReconfiguration(new HashMap<>(next));
+            if (replacement.sslEngineFactory().shouldBeRebuilt(new HashMap<>(next))) {
+                replacement.close();
+                return false;
+            }
             factory = replacement;
+            refused = null;
             LOG.infof("TLS keystore and truststore of listener %s reloaded", listener);
             return true;
         } catch (RuntimeException e) {
-            LOG.errorf("TLS stores of listener %s changed but were not reloaded, the previous ones stay in use: %s", listener, message(e));
-            return false;
+            return refuse(attempt, "TLS stores of listener " + listener + " changed but were not reloaded, the previous ones stay in use: "
+                    + message(e));
         }
+    }
+
+    private boolean refuse(Object attempt, String message) {
+        if (!attempt.equals(refused)) {
+            LOG.error(message);
+            refused = attempt;
+        }
+        return false;
+    }
+
+    /** The store files' modification times: a refused update is tried again once one changes. */
+    private static List<Long> fileTimes(Map<String, Object> parsed) {
+        List<Long> out = new ArrayList<>();
+        for (String key : List.of(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG)) {
+            Object location = parsed.get(key);
+            long t = -1;
+            if (location != null) {
+                try {
+                    t = java.nio.file.Files.getLastModifiedTime(java.nio.file.Path.of(location.toString())).toMillis();
+                } catch (java.io.IOException | RuntimeException e) {
+                    t = -2;
+                }
+            }
+            out.add(t);
+        }
+        return out;
     }
 
     /**
@@ -164,6 +204,11 @@ public final class TlsEndpoint {
         def.define(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG, ConfigDef.Type.STRING,
                 BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES, ConfigDef.Importance.LOW,
                 BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_DOC);
+        // KIP-978: whether a store update may change the certificate's subject or alternative names.
+        def.define(BrokerSecurityConfigs.SSL_ALLOW_DN_CHANGES_CONFIG, ConfigDef.Type.BOOLEAN,
+                BrokerSecurityConfigs.DEFAULT_SSL_ALLOW_DN_CHANGES_VALUE, ConfigDef.Importance.LOW, "");
+        def.define(BrokerSecurityConfigs.SSL_ALLOW_SAN_CHANGES_CONFIG, ConfigDef.Type.BOOLEAN,
+                BrokerSecurityConfigs.DEFAULT_SSL_ALLOW_SAN_CHANGES_VALUE, ConfigDef.Importance.LOW, "");
         return def;
     }
 }

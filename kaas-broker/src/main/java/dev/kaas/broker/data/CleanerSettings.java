@@ -88,10 +88,29 @@ record CleanerSettings(boolean enabled, int threads, long dedupeBytes, double lo
     }
 
     /**
+     * What no cleaner could start with: fewer than one thread, a load factor outside (0, 1], a
+     * key map of fewer than two usable slots per thread (kaas refuses these where Apache would fail
+     * later). Null: these settings may run.
+     */
+    String startError() {
+        if (threads < 1) {
+            return "Log cleaner threads should be at least 1";
+        }
+        if (!(loadFactor > 0 && loadFactor <= 1)) {
+            return "log.cleaner.io.buffer.load.factor must be more than 0 and at most 1, not " + loadFactor;
+        }
+        LogCleaner.Settings each = perThread();
+        if (each.dedupeBufferBytes() / 24 * each.loadFactor() <= 1) {
+            return "log.cleaner.dedupe.buffer.size of " + dedupeBytes + " bytes leaves each of " + runningThreads()
+                    + " cleaner threads too small a key map: each key takes 24 bytes";
+        }
+        return null;
+    }
+
+    /**
      * Apache's {@code LogCleaner.validateReconfiguration}, from these settings to {@code next}: the
-     * thread count at least 1 and within half to double of the current one. kaas also refuses what
-     * would make a cleaner thread fail at start (a key map of fewer than two usable slots, a load
-     * factor outside (0, 1]), where Apache would fail later. Null: {@code next} may be applied.
+     * thread count at least 1 and within half to double of the current one, then
+     * {@link #startError}. Null: {@code next} may be applied.
      */
     String reconfigurationError(CleanerSettings next) {
         if (next.threads < 1) {
@@ -103,14 +122,6 @@ record CleanerSettings(boolean enabled, int threads, long dedupeBytes, double lo
         if (next.threads > threads * 2) {
             return "Log cleaner threads cannot be increased to more than double the current value " + threads;
         }
-        if (!(next.loadFactor > 0 && next.loadFactor <= 1)) {
-            return "log.cleaner.io.buffer.load.factor must be more than 0 and at most 1, not " + next.loadFactor;
-        }
-        LogCleaner.Settings each = next.perThread();
-        if (each.dedupeBufferBytes() / 24 * each.loadFactor() <= 1) {
-            return "log.cleaner.dedupe.buffer.size of " + next.dedupeBytes + " bytes leaves each of " + next.runningThreads()
-                    + " cleaner threads too small a key map: each key takes 24 bytes";
-        }
-        return null;
+        return next.startError();
     }
 }

@@ -54,6 +54,10 @@ public class Partitions {
     private volatile CleanerSettings cleanerSettings;
     /** The running cleaner threads' rounds: cancelled when the settings change (guarded by this). */
     private final List<ScheduledFuture<?>> cleanerRounds = new ArrayList<>();
+    /** The running cleaners: retired when the settings change (guarded by this). */
+    private final List<LogCleaner> runningCleaners = new ArrayList<>();
+    /** Whether the first assignment's dynamic configs were applied; the assignment thread only. */
+    private boolean dynamicApplied;
     /** The last settings the cleaner could not take (logged once); the assignment thread only. */
     private CleanerSettings refusedCleaner;
     /** Bumped when the cleaner threads are replaced: a round of an older generation stops at its next pass. */
@@ -92,17 +96,26 @@ public class Partitions {
         timers.scheduleWithFixedDelay(() -> open.values().forEach(this::enforceRetention), check, check, TimeUnit.MILLISECONDS);
         this.staticCleaner = CleanerSettings.of(config.broker());
         this.cleaners = new ScheduledThreadPoolExecutor(1, named("kaas-cleaner"));
+        // Cancelled rounds leave the queue at once, with the key maps their cleaners hold.
+        cleaners.setRemoveOnCancelPolicy(true);
         startCleaners(staticCleaner);
     }
 
     /**
      * (Re)starts the cleaner threads with {@code settings}, as Apache's {@code LogCleaner.reconfigure}
-     * restarts its threads: the current rounds are cancelled (a pass in progress finishes, then its
-     * round stops), new ones start with fresh key maps sized by the new settings.
+     * restarts its threads: the current rounds are cancelled and their cleaners retired (a pass in
+     * progress stops at its next step; a swap it began completes), new ones start with fresh key
+     * maps sized by the new settings. A no-op once the pool is shut down.
      */
     private synchronized void startCleaners(CleanerSettings settings) {
+        if (cleaners.isShutdown()) {
+            return;
+        }
         cleanerRounds.forEach(f -> f.cancel(false));
         cleanerRounds.clear();
+        // A pass in progress stops at its next step, so old and new key maps overlap only briefly.
+        runningCleaners.forEach(LogCleaner::retire);
+        runningCleaners.clear();
         int generation = cleanerGeneration.incrementAndGet();
         cleanerSettings = settings;
         int threads = settings.runningThreads();
@@ -110,6 +123,7 @@ public class Partitions {
         long backoff = Math.max(1, settings.backoffMs());
         for (int i = 0; i < threads; i++) {
             LogCleaner cleaner = new LogCleaner(settings.perThread(), System::currentTimeMillis);
+            runningCleaners.add(cleaner);
             cleanerRounds.add(cleaners.scheduleWithFixedDelay(() -> cleanRound(cleaner, generation), backoff, backoff, TimeUnit.MILLISECONDS));
         }
     }
@@ -223,8 +237,12 @@ public class Partitions {
         }
         CleanerSettings current = cleanerSettings;
         CleanerSettings cleaner = staticCleaner.withDynamic(clusterDefault, broker);
+        boolean first = !dynamicApplied;
+        dynamicApplied = true;
         if (!cleaner.equals(current) && current.runningThreads() > 0) {
-            String refused = current.reconfigurationError(cleaner);
+            // The stored dynamic settings at start-up are the broker's configuration, as Apache starts its cleaner with
+            // them: only what no cleaner could run with is refused; a later change must also be one Apache's cleaner takes.
+            String refused = first ? cleaner.startError() : current.reconfigurationError(cleaner);
             if (refused != null) {
                 // As Apache's broker: an update its cleaner cannot take is logged (once) and the cleaner keeps its settings.
                 if (!cleaner.equals(refusedCleaner)) {
@@ -233,20 +251,27 @@ public class Partitions {
                 }
             } else {
                 LOG.infof("log cleaner restarted with %s", cleaner);
+                refusedCleaner = null;
                 startCleaners(cleaner);
             }
         }
     }
 
     /**
-     * Why this broker's cleaner could not take the dynamic layers {@code clusterDefault} and
-     * {@code broker} (Apache's {@code LogCleaner.validateReconfiguration}), or null: they change
-     * nothing it runs with, it runs no threads, or they pass.
+     * Why this broker's cleaner could not take a change of the dynamic layers from
+     * {@code before} to {@code after} (each: the cluster's defaults, then this broker's own),
+     * Apache's {@code LogCleaner.validateReconfiguration} against the settings it runs with; null
+     * when the change leaves the cleaner's settings as they were, the cleaner runs no threads, or
+     * it passes.
      */
-    public String cleanerChangeError(Map<String, String> clusterDefault, Map<String, String> broker) {
+    public String cleanerChangeError(Map<String, String> clusterBefore, Map<String, String> brokerBefore,
+                                     Map<String, String> clusterAfter, Map<String, String> brokerAfter) {
         CleanerSettings current = cleanerSettings;
-        CleanerSettings next = staticCleaner.withDynamic(clusterDefault, broker);
-        return next.equals(current) || current.runningThreads() == 0 ? null : current.reconfigurationError(next);
+        CleanerSettings next = staticCleaner.withDynamic(clusterAfter, brokerAfter);
+        if (next.equals(staticCleaner.withDynamic(clusterBefore, brokerBefore)) || next.equals(current) || current.runningThreads() == 0) {
+            return null;
+        }
+        return current.reconfigurationError(next);
     }
 
     /** The cleaner settings the cleaner threads run with. */
@@ -319,7 +344,7 @@ public class Partitions {
     }
 
     /** Last (default priority): the controlled shutdown's closes and slot releases ran on these pools first. */
-    void onStop(@Observes ShutdownEvent ev) {
+    public void onStop(@Observes ShutdownEvent ev) {
         timers.shutdownNow();
         // Files renamed aside and not yet deleted are removed by the next owner's recovery.
         reaper.shutdownNow();

@@ -14,6 +14,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -63,7 +64,9 @@ public class KafkaListeners {
             SecurityProtocol protocol = protocols.of(spec.name());
             TlsEndpoint tls = switch (protocol) {
                 case PLAINTEXT -> null;
-                case SSL -> TlsEndpoint.create(spec.name(), name -> ConfigProvider.getConfig().getOptionalValue(name, String.class));
+                // Raw values: Apache reads a password literally, while MicroProfile Config would expand a "${" in it.
+                case SSL -> TlsEndpoint.create(spec.name(),
+                        name -> Optional.ofNullable(ConfigProvider.getConfig().getConfigValue(name).getRawValue()));
                 default -> throw new IllegalArgumentException("listener " + spec.name() + " is " + protocol
                         + "; kaas serves PLAINTEXT and SSL listeners in this release");
             };
@@ -79,7 +82,14 @@ public class KafkaListeners {
         if (!tlsEndpoints.isEmpty()) {
             // Kubernetes swaps a mounted Secret's files in place: new connections get the new certificates.
             long every = Math.max(1, config.broker().sslReloadInterval().toMillis());
-            reloads.scheduleWithFixedDelay(() -> tlsEndpoints.forEach(TlsEndpoint::reload), every, every, TimeUnit.MILLISECONDS);
+            reloads.scheduleWithFixedDelay(() -> tlsEndpoints.forEach(tls -> {
+                try {
+                    tls.reload();
+                } catch (Throwable e) {
+                    // Caught whole: a periodic task that throws is never run again, and rotation would stop unseen.
+                    LOG.errorf(e, "TLS reload of listener %s failed", tls.listener());
+                }
+            }), every, every, TimeUnit.MILLISECONDS);
         }
     }
 

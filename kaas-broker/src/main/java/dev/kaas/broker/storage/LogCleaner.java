@@ -103,6 +103,8 @@ public final class LogCleaner {
     private ByteBuffer writeBuffer;
     private long throttleWindowStart;
     private long throttleWindowBytes;
+    /** Set once new settings replaced this cleaner's ({@link #retire}). */
+    private volatile boolean retired;
 
     public LogCleaner(Settings settings, LongSupplier clock) {
         this(settings, clock, Thread::sleep);
@@ -156,7 +158,7 @@ public final class LogCleaner {
      * @return what the pass did; empty when it had nothing to do or could not start
      */
     public Optional<Stats> clean(PartitionLog log, Executor writer, ScheduledExecutorService reaper) throws IOException, InterruptedException {
-        if (!log.config().compacted() || !log.beginCleaning(1000)) {
+        if (retired || !log.config().compacted() || !log.beginCleaning(1000)) {
             return Optional.empty();
         }
         try {
@@ -476,10 +478,22 @@ public final class LogCleaner {
         }
     }
 
-    private static void checkStop(PartitionLog log) {
+    private void checkStop(PartitionLog log) {
         if (log.cleaningStopped()) {
             throw new Aborted("partition " + log.topicPartition() + " closed, deposed or failed");
         }
+        if (retired) {
+            throw new Aborted("the cleaner's settings changed");
+        }
+    }
+
+    /**
+     * Stops this cleaner for good: a pass in progress ends at its next step, as Apache's
+     * reconfiguration shuts its cleaner threads down before it starts new ones with new settings.
+     * Any thread.
+     */
+    public void retire() {
+        retired = true;
     }
 
     /**

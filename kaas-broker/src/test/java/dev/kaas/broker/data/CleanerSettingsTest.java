@@ -65,25 +65,44 @@ class CleanerSettingsTest {
     }
 
     @Test
-    void partitionsRestartTheirCleanerWithWhatItCanTakeAndKeepItsSettingsOtherwise() {
+    void partitionsStartWithTheStoredSettingsThenRestartTheirCleanerWithWhatItCanTakeAndKeepItsSettingsOtherwise() {
         BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString()));
         Partitions partitions = new Partitions(config);
         try {
-            partitions.applyDynamicConfigs(Map.of("log.cleaner.threads", "2"), Map.of("log.cleaner.backoff.ms", "250"));
-            assertThat(partitions.cleanerSettings().threads()).isEqualTo(2);
+            // The first assignment carries what was stored before this broker started: its configuration, not a change
+            // (4 threads where the static setting is 1, as threads raised 1, 2, 4 before a restart).
+            Map<String, String> cluster = Map.of("log.cleaner.threads", "4");
+            Map<String, String> mine = Map.of("log.cleaner.backoff.ms", "250");
+            partitions.applyDynamicConfigs(cluster, mine);
+            assertThat(partitions.cleanerSettings().threads()).isEqualTo(4);
             assertThat(partitions.cleanerSettings().backoffMs()).isEqualTo(250);
-            assertThat(partitions.runningCleanerRounds()).isEqualTo(2);
+            assertThat(partitions.runningCleanerRounds()).isEqualTo(4);
 
-            assertThat(partitions.cleanerChangeError(Map.of("log.cleaner.threads", "5"), Map.of()))
-                    .isEqualTo("Log cleaner threads cannot be increased to more than double the current value 2");
-            partitions.applyDynamicConfigs(Map.of("log.cleaner.threads", "5"), Map.of());
-            assertThat(partitions.cleanerSettings().threads()).as("refused: the cleaner keeps its settings").isEqualTo(2);
-            assertThat(partitions.runningCleanerRounds()).isEqualTo(2);
+            assertThat(partitions.cleanerChangeError(cluster, mine, Map.of("log.cleaner.threads", "9"), mine))
+                    .isEqualTo("Log cleaner threads cannot be increased to more than double the current value 4");
+            assertThat(partitions.cleanerChangeError(cluster, mine, cluster, Map.of("log.cleaner.backoff.ms", "250", "log.retention.ms", "1")))
+                    .as("a change that leaves the cleaner's settings alone").isNull();
+            partitions.applyDynamicConfigs(Map.of("log.cleaner.threads", "9"), mine);
+            assertThat(partitions.cleanerSettings().threads()).as("refused: the cleaner keeps its settings").isEqualTo(4);
+            assertThat(partitions.runningCleanerRounds()).isEqualTo(4);
 
+            partitions.applyDynamicConfigs(Map.of("log.cleaner.threads", "2"), Map.of());
+            assertThat(partitions.cleanerSettings().threads()).isEqualTo(2);
+            assertThat(partitions.runningCleanerRounds()).isEqualTo(2);
             partitions.applyDynamicConfigs(Map.of(), Map.of());
             assertThat(partitions.cleanerSettings()).isEqualTo(STATIC);
             assertThat(partitions.runningCleanerRounds()).isEqualTo(1);
-            assertThat(partitions.cleanerChangeError(Map.of(), Map.of())).isNull();
+        } finally {
+            partitions.onStop(null);
+        }
+    }
+
+    @Test
+    void atStartUpOnlyWhatNoCleanerCouldRunWithIsRefused() {
+        Partitions partitions = new Partitions(TestBrokerConfig.of(Map.of("dataDir", data.toString())));
+        try {
+            partitions.applyDynamicConfigs(Map.of("log.cleaner.io.buffer.load.factor", "2.0"), Map.of());
+            assertThat(partitions.cleanerSettings()).isEqualTo(STATIC);
         } finally {
             partitions.onStop(null);
         }

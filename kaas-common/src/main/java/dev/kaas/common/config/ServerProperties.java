@@ -245,6 +245,8 @@ public final class ServerProperties {
         Set<String> names = new java.util.HashSet<>(def.names());
         names.add("ssl.client.auth");
         names.add("ssl.principal.mapping.rules");
+        names.add("ssl.allow.dn.changes");
+        names.add("ssl.allow.san.changes");
         return Set.copyOf(names);
     }
 
@@ -260,18 +262,21 @@ public final class ServerProperties {
      * authentication an operator configured.
      */
     private static void checkPlaintext(String listeners, String protocolMap) throws Invalid {
+        // Apache's default map and its case rules: listener names and protocols are upper-cased.
         Map<String, String> map = new java.util.HashMap<>();
-        if (protocolMap != null) {
-            for (String entry : protocolMap.split(",")) {
-                String[] kv = entry.trim().split(":", 2);
-                if (kv.length == 2) {
-                    map.put(kv[0].trim(), kv[1].trim());
-                }
+        for (String entry : (protocolMap != null ? protocolMap : "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL")
+                .split(",")) {
+            String[] kv = entry.trim().split(":", 2);
+            if (kv.length == 2) {
+                map.put(kv[0].trim().toUpperCase(java.util.Locale.ROOT), kv[1].trim().toUpperCase(java.util.Locale.ROOT));
             }
         }
         for (String l : listeners.split(",")) {
-            String name = l.trim().contains("://") ? l.trim().substring(0, l.trim().indexOf("://")) : l.trim();
-            String protocol = map.getOrDefault(name, name);
+            String name = (l.trim().contains("://") ? l.trim().substring(0, l.trim().indexOf("://")) : l.trim()).toUpperCase(java.util.Locale.ROOT);
+            String protocol = map.get(name);
+            if (protocol == null) {
+                throw new Invalid("No security protocol defined for listener " + name);
+            }
             if (!protocol.equals("PLAINTEXT") && !protocol.equals("SSL")) {
                 throw new Invalid("listener " + name + " is " + protocol + "; kaas serves PLAINTEXT and SSL listeners in this release");
             }

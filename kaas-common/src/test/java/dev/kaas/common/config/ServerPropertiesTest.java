@@ -96,6 +96,9 @@ class ServerPropertiesTest {
         assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_PLAINTEXT", "listener CLIENT is SASL_PLAINTEXT");
         assertThat(ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:PLAINTEXT"))
                 .properties()).containsEntry("kaas.broker.listeners", "CLIENT://:9093");
+        assertThat(ServerProperties.translate(Map.of("listeners", "client://:9093", "listener.security.protocol.map", "CLIENT:ssl"))
+                .properties()).as("names and protocols in any case, as Apache").containsEntry("kaas.broker.listeners", "client://:9093");
+        assertInvalid("listeners=CLIENT://:9093", "No security protocol defined for listener CLIENT");
     }
 
     @Test
