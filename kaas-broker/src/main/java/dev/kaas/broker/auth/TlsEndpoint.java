@@ -126,10 +126,11 @@ public final class TlsEndpoint {
         if (attempt.equals(refused)) {
             return false;
         }
+        SslFactory replacement = null;
         try {
             // Built first, then checked against the stores in use; a file rewritten meanwhile is
             // caught by the last check, and taken at the next reload instead.
-            SslFactory replacement = configured(next);
+            replacement = configured(next);
             current.validateReconfiguration(new HashMap<>(next));
             if (replacement.sslEngineFactory().shouldBeRebuilt(new HashMap<>(next))) {
                 replacement.close();
@@ -140,6 +141,9 @@ public final class TlsEndpoint {
             LOG.infof("TLS keystore and truststore of listener %s reloaded", listener);
             return true;
         } catch (RuntimeException e) {
+            if (replacement != null) {
+                replacement.close();
+            }
             return refuse(attempt, "TLS stores of listener " + listener + " changed but were not reloaded, the previous ones stay in use: "
                     + message(e));
         }

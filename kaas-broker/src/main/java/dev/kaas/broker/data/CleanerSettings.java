@@ -4,7 +4,6 @@ import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.storage.LogCleaner;
 import dev.kaas.common.config.DynamicBrokerConfigs;
 import java.util.Map;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
@@ -61,16 +60,12 @@ record CleanerSettings(boolean enabled, int threads, long dedupeBytes, double lo
         double rate = ioMaxBytesPerSecond;
         long backoff = backoffMs;
         for (var e : layer.entrySet()) {
-            ConfigDef.ConfigKey key = DynamicBrokerConfigs.CLEANER.configKeys().get(e.getKey());
-            if (key == null) {
+            if (!DynamicBrokerConfigs.CLEANER.configKeys().containsKey(e.getKey())) {
                 continue;
             }
             Object v;
             try {
-                v = ConfigDef.parseType(e.getKey(), e.getValue(), key.type);
-                if (key.validator != null) {
-                    key.validator.ensureValid(e.getKey(), v);
-                }
+                v = DynamicBrokerConfigs.cleanerValue(e.getKey(), e.getValue());
             } catch (ConfigException invalid) {
                 continue;
             }

@@ -93,6 +93,8 @@ final class Connection implements RequestPipeline.Transport {
     private void startTls() {
         SSLEngine engine = tls.newEngine(socket.remoteAddress().hostAddress(), socket.remoteAddress().port());
         SslHandler handler = new SslHandler(engine);
+        // Apache gives a handshake no deadline of its own; connections.max.idle.ms (the socket's idle timeout) bounds it.
+        handler.setHandshakeTimeoutMillis(0);
         ((NetSocketInternal) socket).channelHandlerContext().pipeline().addFirst("kaas-tls", handler);
         handler.handshakeFuture().addListener(done -> {
             if (!done.isSuccess()) {

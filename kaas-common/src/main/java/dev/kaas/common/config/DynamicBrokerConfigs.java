@@ -64,13 +64,9 @@ public final class DynamicBrokerConfigs {
      */
     public static String validate(Map<String, String> configs) {
         for (var e : configs.entrySet()) {
-            ConfigDef.ConfigKey cleaner = CLEANER.configKeys().get(e.getKey());
-            if (cleaner != null) {
+            if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {
-                    Object v = ConfigDef.parseType(e.getKey(), e.getValue(), cleaner.type);
-                    if (cleaner.validator != null) {
-                        cleaner.validator.ensureValid(e.getKey(), v);
-                    }
+                    cleanerValue(e.getKey(), e.getValue());
                 } catch (ConfigException ex) {
                     return ex.getMessage();
                 }
@@ -92,6 +88,20 @@ public final class DynamicBrokerConfigs {
         } catch (ConfigException ex) {
             return ex.getMessage();
         }
+    }
+
+    /**
+     * A cleaner setting's value, typed and checked by Apache's definition ({@link #CLEANER}).
+     *
+     * @throws ConfigException with Apache's message when it does not pass
+     */
+    public static Object cleanerValue(String name, String value) {
+        ConfigDef.ConfigKey key = CLEANER.configKeys().get(name);
+        Object v = ConfigDef.parseType(name, value, key.type);
+        if (key.validator != null) {
+            key.validator.ensureValid(name, v);
+        }
+        return v;
     }
 
     @SuppressWarnings("deprecation")
