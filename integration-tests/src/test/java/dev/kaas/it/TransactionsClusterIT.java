@@ -22,10 +22,18 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.Awaitility;
@@ -41,14 +49,17 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class TransactionsClusterIT {
     /**
-     * EndTxn response to marker durable on a partition another broker leads, p99, loopback. The
-     * issue's target is 50 ms (met here on a quiet machine: p50 about 20 ms); on a loaded 2-core VM
-     * running five JVMs the p99 of 120 transactions ranges 60–120 ms (2026-12-01, also on the code
-     * that met it before), so the default suite holds the design property instead: markers are
-     * pushed by a notification, not found by a polling loop with a period of seconds. The target
-     * itself: {@code -Dkaas.it.marker-p99-bound-ms=50} (src/docs/transactions.md).
+     * EndTxn response to marker durable on a partition another broker leads, p99, loopback: the
+     * issue's target. Observed as a read_committed consumer would (a Fetch parked at the leader
+     * until the marker is stable), after a warm-up, over enough transactions that the p99 is not
+     * just the slowest one. Measured on this 2-core VM, five JVMs: p99 26–41 ms over five runs
+     * (2026-12-01, src/docs/transactions.md).
      */
-    static final long MARKER_P99_BOUND_MS = Long.getLong("kaas.it.marker-p99-bound-ms", 250);
+    static final long MARKER_P99_BOUND_MS = Long.getLong("kaas.it.marker-p99-bound-ms", 50);
+    /** Transactions before the measured ones: the brokers' JIT compilers are still at work on the first few dozen. */
+    static final int WARM_UP = 40;
+    /** The p99 of 300 is the third slowest. */
+    static final int MEASURED = 300;
 
     @TempDir
     Path tmp;
@@ -85,6 +96,35 @@ class TransactionsClusterIT {
         return out;
     }
 
+    /**
+     * Waits, as a read_committed consumer does, for the record at {@code offset} (the marker) to
+     * be readable: a Fetch parked at the leader until the last stable offset passes it. Returns
+     * when (System.nanoTime) the answer arrived, or -1 when the leader answered without it.
+     */
+    static long awaitStable(RawClient leader, TopicPartition tp, long offset) throws Exception {
+        FetchRequestData request = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(5_000).setMinBytes(1).setMaxBytes(1 << 20)
+                .setIsolationLevel(IsolationLevel.READ_COMMITTED.id()).setSessionId(0).setSessionEpoch(-1)
+                .setTopics(List.of(new FetchRequestData.FetchTopic().setTopic(tp.topic()).setPartitions(List.of(
+                        new FetchRequestData.FetchPartition().setPartition(tp.partition()).setFetchOffset(offset)
+                                .setPartitionMaxBytes(1 << 20).setLogStartOffset(-1).setCurrentLeaderEpoch(-1)))));
+        FetchResponse response = (FetchResponse) leader.send(ApiKeys.FETCH, (short) 11, request);
+        long arrived = System.nanoTime();
+        var answer = response.data().responses().get(0).partitions().get(0);
+        assertThat(Errors.forCode(answer.errorCode())).isEqualTo(Errors.NONE);
+        return answer.lastStableOffset() > offset && lso(leader, tp) > offset ? arrived : -1;
+    }
+
+    /** The partition's last stable offset, asked of its leader directly. */
+    static long lso(RawClient leader, TopicPartition tp) throws Exception {
+        ListOffsetsRequestData request = new ListOffsetsRequestData().setReplicaId(-1).setIsolationLevel(IsolationLevel.READ_COMMITTED.id())
+                .setTopics(List.of(new ListOffsetsTopic().setName(tp.topic()).setPartitions(List.of(
+                        new ListOffsetsPartition().setPartitionIndex(tp.partition()).setTimestamp(ListOffsetsRequest.LATEST_TIMESTAMP)))));
+        ListOffsetsResponse response = (ListOffsetsResponse) leader.send(ApiKeys.LIST_OFFSETS, (short) 7, request);
+        ListOffsetsPartitionResponse answer = response.data().topics().get(0).partitions().get(0);
+        assertThat(Errors.forCode(answer.errorCode())).isEqualTo(Errors.NONE);
+        return answer.offset();
+    }
+
     static long lso(Admin admin, TopicPartition tp) throws Exception {
         return admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
                 .partitionResult(tp).get(10, TimeUnit.SECONDS).offset();
@@ -104,10 +144,13 @@ class TransactionsClusterIT {
                 int remote = leaders.entrySet().stream().filter(e -> e.getValue() != coordinator).mapToInt(Map.Entry::getKey)
                         .findFirst().orElseThrow();
                 TopicPartition far = new TopicPartition(topic, remote);
+                // Watched over one connection to its leader: a look is one round trip (Admin.listOffsets
+                // adds a metadata lookup and its own thread's scheduling to each, tens of ms on this VM).
+                RawClient toLeader = new RawClient(cluster.kafkaPort(leaders.get(remote)));
 
                 List<Long> latencies = new ArrayList<>();
-                Map<Integer, Integer> committedPerPartition = new HashMap<>();
-                for (int t = 0; t < 120; t++) {
+                int commits = 0;
+                for (int t = 0; t < WARM_UP + MEASURED; t++) {
                     producer.beginTransaction();
                     for (int p = 0; p < 6; p++) {
                         producer.send(new ProducerRecord<>(topic, p, "k", "t" + t + "-p" + p));
@@ -117,20 +160,23 @@ class TransactionsClusterIT {
                     long end = admin.listOffsets(Map.of(far, OffsetSpec.latest())).partitionResult(far).get(10, TimeUnit.SECONDS).offset();
                     boolean commit = t % 3 != 2;
                     if (commit) {
+                        commits++;
                         producer.commitTransaction();
-                        for (int p = 0; p < 6; p++) {
-                            committedPerPartition.merge(p, 1, Integer::sum);
-                        }
                     } else {
                         producer.abortTransaction();
                     }
                     long answered = System.nanoTime();
                     long deadline = answered + TimeUnit.SECONDS.toNanos(10);
-                    while (lso(admin, far) < end + 1 && System.nanoTime() < deadline) {
-                        Thread.onSpinWait();
+                    long seen = -1;
+                    while (seen < 0 && System.nanoTime() < deadline) {
+                        seen = awaitStable(toLeader, far, end);
                     }
-                    latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered));
+                    assertThat(seen).as("marker of transaction %d stable at offset %d", t, end).isPositive();
+                    if (t >= WARM_UP) {
+                        latencies.add(TimeUnit.NANOSECONDS.toMillis(seen - answered));
+                    }
                 }
+                toLeader.close();
                 List<Long> sorted = latencies.stream().sorted().toList();
                 long p50 = sorted.get(sorted.size() / 2);
                 long p99 = sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1);
@@ -138,8 +184,8 @@ class TransactionsClusterIT {
                         far, leaders.get(remote), coordinator, p50, p99, sorted.get(sorted.size() - 1));
                 assertThat(p99).as("p99 marker latency across brokers").isLessThanOrEqualTo(MARKER_P99_BOUND_MS);
 
-                List<ConsumerRecord<String, String>> seen = readCommitted(cluster, topic, 6, 6 * 80);
-                assertThat(seen).hasSize(6 * 80);
+                List<ConsumerRecord<String, String>> seen = readCommitted(cluster, topic, 6, 6 * commits);
+                assertThat(seen).hasSize(6 * commits);
                 assertThat(seen).allSatisfy(r -> {
                     int t = Integer.parseInt(r.value().substring(1, r.value().indexOf('-')));
                     assertThat(t % 3).as("aborted transaction %d seen", t).isNotEqualTo(2);

@@ -38,10 +38,12 @@ import org.jboss.logging.Logger;
  * <p>The coordinator writes a request and rings the leader; the leader appends the marker
  * through the partition's writer (durable and fenced like any append), writes the result,
  * deletes the request and rings the coordinator back, which reads and deletes the result. Both
- * files are written temp + fsync + rename; their names need no directory fsync because nothing
- * depends on them surviving a crash: the coordinator's Prepare state is the durable record, and
- * it sends again whatever got no answer (after {@link #TIMEOUT_MS}, or when it takes the slot
- * over). A request is idempotent in effect: a second marker for a transaction already closed on
+ * files are published temp + rename without an fsync: nothing depends on them surviving a crash.
+ * The coordinator's Prepare state is the durable record, and it sends again whatever got no
+ * answer or a malformed one (after {@link #TIMEOUT_MS}, or when it takes the slot over); a result
+ * says NONE only after the marker itself is durable. An fsync here would only add a disk flush
+ * per partition, one after another on the single I/O thread, to the time from EndTxn to the
+ * markers. A request is idempotent in effect: a second marker for a transaction already closed on
  * the partition closes nothing. A request from a deposed coordinator is refused by the partition
  * (coordinator epoch) or, before that, by the leader when the assignment shows a newer epoch of
  * the slot. Files are untrusted: a request that does not parse or is out of range is deleted.
@@ -211,8 +213,7 @@ final class MarkerQueue {
 
     /**
      * Queues {@code request} for {@code peer} and rings it; {@code answered} gets its result,
-     * {@code failed} what went wrong. A marker request is fsynced; a verification is a question
-     * nobody needs after a crash, so it is only published (no fsync on the produce path).
+     * {@code failed} what went wrong. Published, not fsynced: the asker retries what a crash loses.
      */
     private void post(int peer, String suffix, Object request, Answered answered,
                       java.util.function.Consumer<RuntimeException> failed) {
@@ -220,11 +221,7 @@ final class MarkerQueue {
             String name = me + "-" + UUID.randomUUID();
             Path file = dir(peer).resolve(name + suffix);
             try {
-                if (request instanceof Verify) {
-                    AtomicFiles.publish(disk, file, Json.bytes(request));
-                } else {
-                    AtomicFiles.replace(disk, file, Json.bytes(request));
-                }
+                AtomicFiles.publish(disk, file, Json.bytes(request));
             } catch (IOException | RuntimeException e) {
                 failed.accept(new org.apache.kafka.common.errors.KafkaStorageException("could not queue a request for broker "
                         + peer + ": " + e.getMessage()));
@@ -328,7 +325,7 @@ final class MarkerQueue {
     private void answer(String name, Request r, Path request, Throwable failure) {
         Errors error = failure == null ? Errors.NONE : Errors.forException(unwrap(failure));
         try {
-            AtomicFiles.replace(disk, dir(me).resolve(name + ".res"), Json.bytes(new Result(error.code())));
+            AtomicFiles.publish(disk, dir(me).resolve(name + ".res"), Json.bytes(new Result(error.code())));
             delete(request);
         } catch (IOException | RuntimeException e) {
             LOG.warnf("could not answer marker request %s: %s", name, e.toString());

@@ -24,6 +24,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.errors.UnknownServerException;
 import org.apache.kafka.common.protocol.Errors;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -126,6 +127,19 @@ class MarkerQueueTest {
         clock.addAndGet(MarkerQueue.TIMEOUT_MS + 1);
         assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(TimeoutException.class);
         Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
+    }
+
+    @Test
+    void anEmptyResultWhichACrashCanLeaveOfAnUnsyncedFileFailsTheRequestSoItIsSentAgain() throws Exception {
+        start();
+        // Broker 5 answered, then its machine crashed before the result's bytes reached the disk.
+        CompletableFuture<Void> sent = coordinator.send(5, 4, TP, "topic-id", 42, (short) 3, 7, true);
+        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> !files().isEmpty());
+        Path request = files().get(0);
+        String name = request.getFileName().toString();
+        Files.write(request.resolveSibling(name.substring(0, name.length() - ".req".length()) + ".res"), new byte[0]);
+        coordinator.rung(5);
+        assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(UnknownServerException.class);
     }
 
     @Test

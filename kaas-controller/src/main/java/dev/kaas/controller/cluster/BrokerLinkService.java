@@ -96,17 +96,20 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
         };
     }
 
-    /** Only touched on the controller loop. */
+    /**
+     * Touched on the controller loop, except {@link #nudge}, which the Nudge RPC calls on its own
+     * thread: a gRPC stream takes one writer at a time, so every write holds the session's lock.
+     */
     private static final class Session implements BrokerSession {
         private final StreamObserver<ControllerCommand> out;
-        boolean closed;
+        volatile boolean closed;
 
         Session(StreamObserver<ControllerCommand> out) {
             this.out = out;
         }
 
         @Override
-        public void sendAssignment(long version, long controllerEpoch, String json) {
+        public synchronized void sendAssignment(long version, long controllerEpoch, String json) {
             if (closed) {
                 return;
             }
@@ -124,7 +127,7 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
         }
 
         @Override
-        public void nudge(int fromBroker) {
+        public synchronized void nudge(int fromBroker) {
             if (closed) {
                 return;
             }
@@ -137,7 +140,7 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
         }
 
         /** Answers a status report, so the broker knows this controller is not hung. */
-        void heartbeat() {
+        synchronized void heartbeat() {
             if (closed) {
                 return;
             }
@@ -164,7 +167,7 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
             end(Status.FAILED_PRECONDITION.withDescription(reason));
         }
 
-        private void end(Status status) {
+        private synchronized void end(Status status) {
             if (closed) {
                 return;
             }

@@ -71,7 +71,9 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
 
     @Override
     public void nudge(NudgeCall call, StreamObserver<NudgeReply> out) {
-        reply(runtime.submit(core -> NudgeReply.newBuilder().setDelivered(core.nudge(call.getTargetBroker(), call.getFromBroker())).build()), out);
+        // Not through the controller loop: see ControllerCore#nudge.
+        reply(CompletableFuture.completedFuture(NudgeReply.newBuilder()
+                .setDelivered(runtime.nudge(call.getTargetBroker(), call.getFromBroker())).build()), out);
     }
 
     private static <T> void reply(CompletableFuture<T> result, StreamObserver<T> out) {

@@ -22,7 +22,7 @@ import org.jboss.logging.Logger;
 /**
  * The I/O edge around {@link ControllerCore}: owns the controller loop thread, renews the lease,
  * and runs every core call on that one thread. gRPC callbacks arrive on event loops and only
- * enqueue work here.
+ * enqueue work here; the one exception is a doorbell ({@link #nudge}).
  */
 @ApplicationScoped
 public class ControllerRuntime {
@@ -33,7 +33,8 @@ public class ControllerRuntime {
     private final AtomicBoolean reconcilePending = new AtomicBoolean();
     private ScheduledExecutorService loop;
     private ClusterMetadata metadata;
-    private ControllerCore core;
+    /** Volatile for {@link #nudge}, the one call from outside the loop. */
+    private volatile ControllerCore core;
     private String holder;
     private OrphanSweeper sweeper;
     private volatile boolean leader;
@@ -141,6 +142,12 @@ public class ControllerRuntime {
      */
     public boolean isLeader() {
         return leader && System.currentTimeMillis() < writableUntilMs;
+    }
+
+    /** Passes a doorbell on, on the caller's thread (see {@link ControllerCore#nudge}); false when not leading or the target has no session here. */
+    public boolean nudge(int targetBroker, int fromBroker) {
+        ControllerCore c = core;
+        return c != null && isLeader() && c.nudge(targetBroker, fromBroker);
     }
 
     /** Runs {@code work} on the controller loop; the future fails if this controller is not the leader. */

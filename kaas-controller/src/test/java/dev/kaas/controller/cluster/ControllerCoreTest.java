@@ -283,6 +283,18 @@ class ControllerCoreTest {
         assertThat(two.nudges).containsExactly(1);
         assertThat(one.nudges).isEmpty();
         assertThat(core.nudge(3, 1)).as("no session for broker 3").isFalse();
+
+        // Nudges do not go through the loop: what they read must follow every session change.
+        FakeSession twoAgain = new FakeSession();
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), twoAgain);
+        assertThat(core.nudge(2, 1)).isTrue();
+        assertThat(twoAgain.nudges).containsExactly(1);
+        assertThat(two.nudges).as("the replaced session").containsExactly(1);
+        core.brokerGone(2, twoAgain, false);
+        assertThat(core.nudge(2, 1)).as("broker 2 gone").isFalse();
+        core.loseLeadership("test");
+        assertThat(core.nudge(1, 2)).as("no sessions once not leading").isFalse();
+        assertThat(one.nudges).isEmpty();
     }
 
     @Test
