@@ -1,21 +1,26 @@
 package dev.kaas.broker.admin;
 
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingTopicReassignment;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 
@@ -26,13 +31,27 @@ import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
  * current writer, or while the handoff is under way the writer closing it, so
  * {@code kafka-reassign-partitions.sh --cancel} finds it). Unknown topics and partitions are left
  * out, as Apache's controller does.
+ *
+ * <p>Apache's broker forwards the request to the controller. Here the broker first asks the
+ * controller which assignment it has published and answers once it has applied that one itself,
+ * so a move the controller accepted or finished through another broker is never missing or
+ * stale here ({@code kafka-reassign-partitions.sh --verify} right after {@code --execute}). An
+ * unreachable controller is NOT_CONTROLLER, which the client retries; an assignment not applied
+ * within the request's timeout is REQUEST_TIMED_OUT.
  */
 @ApplicationScoped
 public class ListPartitionReassignmentsHandler implements ApiHandler {
     private final ClusterView view;
+    private final Supplier<CompletableFuture<Long>> publishedVersion;
 
-    public ListPartitionReassignmentsHandler(ClusterView view) {
+    @Inject
+    public ListPartitionReassignmentsHandler(ClusterView view, ControllerAdmin controller) {
+        this(view, controller::assignmentVersion);
+    }
+
+    ListPartitionReassignmentsHandler(ClusterView view, Supplier<CompletableFuture<Long>> publishedVersion) {
         this.view = view;
+        this.publishedVersion = publishedVersion;
     }
 
     @Override
@@ -43,6 +62,16 @@ public class ListPartitionReassignmentsHandler implements ApiHandler {
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ListPartitionReassignmentsRequestData data = ((ListPartitionReassignmentsRequest) request).data();
+        long waitMs = Math.min(60_000, Math.max(1_000, data.timeoutMs()));
+        return publishedVersion.get()
+                .thenCompose(version -> view.awaitVersion(version).thenApply(applied -> true)
+                        .completeOnTimeout(false, waitMs, TimeUnit.MILLISECONDS))
+                .thenApply(caughtUp -> caughtUp ? answer(data) : new ListPartitionReassignmentsResponseData()
+                        .setErrorCode(Errors.REQUEST_TIMED_OUT.code())
+                        .setErrorMessage("This broker had not applied the controller's assignment within " + waitMs + " ms"));
+    }
+
+    private ApiMessage answer(ListPartitionReassignmentsRequestData data) {
         ListPartitionReassignmentsResponseData resp = new ListPartitionReassignmentsResponseData().setErrorMessage(null);
         if (data.topics() == null) {
             view.topics().values().stream().sorted(java.util.Comparator.comparing(t -> t.topic().name()))
@@ -55,7 +84,7 @@ public class ListPartitionReassignmentsHandler implements ApiHandler {
                 }
             }
         }
-        return CompletableFuture.completedFuture(resp);
+        return resp;
     }
 
     private static void add(ListPartitionReassignmentsResponseData resp, TopicAssignment t, List<Integer> partitions) {

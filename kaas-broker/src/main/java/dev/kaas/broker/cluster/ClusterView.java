@@ -125,7 +125,12 @@ public class ClusterView {
         ready.clear();
     }
 
-    /** Completes once an assignment of at least {@code version} has been applied here. */
+    /**
+     * Completes once an assignment of at least {@code version} has been applied here. Each caller
+     * gets its own future: one that gives up waiting ({@code completeOnTimeout}) must not complete
+     * the shared one, which would release every other waiter for that version, and every later
+     * one, before the version is applied.
+     */
     public CompletableFuture<Void> awaitVersion(long version) {
         if (snapshot.assignment().version() >= version) {
             return CompletableFuture.completedFuture(null);
@@ -134,7 +139,7 @@ public class ClusterView {
         if (snapshot.assignment().version() >= version) {
             f.complete(null);
         }
-        return f;
+        return f.copy();
     }
 
     public boolean connected() {

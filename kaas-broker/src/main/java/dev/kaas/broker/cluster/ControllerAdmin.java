@@ -3,6 +3,8 @@ package dev.kaas.broker.cluster;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AssignmentVersionCall;
+import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.ControllerAdminGrpc;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
@@ -63,6 +65,12 @@ public class ControllerAdmin {
     public CompletableFuture<ProducerIdBlock> allocateProducerIds(int brokerId) {
         return unary(AllocateProducerIdsCall.newBuilder().setBrokerId(brokerId).build(),
                 (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).allocateProducerIds(c, o));
+    }
+
+    /** The version of the assignment the controller has published (see the AssignmentVersion RPC). */
+    public CompletableFuture<Long> assignmentVersion() {
+        return ControllerAdmin.<AssignmentVersionCall, AssignmentVersionReply>unary(AssignmentVersionCall.getDefaultInstance(),
+                (c, o) -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).assignmentVersion(c, o)).thenApply(AssignmentVersionReply::getVersion);
     }
 
     /** Asks the controller to nudge {@code target} (see {@link Doorbell}); true when it had a session to pass it to. */

@@ -1,6 +1,7 @@
 package dev.kaas.broker.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.TestBrokerConfig;
@@ -11,10 +12,13 @@ import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +40,7 @@ class ListPartitionReassignmentsHandlerTest {
 
     private static ListPartitionReassignmentsResponseData list(ListPartitionReassignmentsRequestData data) throws Exception {
         var request = new ListPartitionReassignmentsRequest.Builder(data).build((short) 0);
-        return (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view()).handle(null, request)
+        return (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view(), () -> CompletableFuture.completedFuture(1L)).handle(null, request)
                 .toCompletableFuture().get(5, TimeUnit.SECONDS);
     }
 
@@ -63,5 +67,35 @@ class ListPartitionReassignmentsHandlerTest {
 
         assertThat(r.topics()).singleElement().satisfies(t -> assertThat(t.partitions())
                 .extracting(OngoingPartitionReassignment::partitionIndex).containsExactly(1));
+    }
+
+    @Test
+    void theAnswerWaitsUntilThisBrokerHasAppliedWhatTheControllerPublished() throws Exception {
+        ClusterView view = view();
+        var handler = new ListPartitionReassignmentsHandler(view, () -> CompletableFuture.completedFuture(2L));
+        var answer = handler.handle(null, new ListPartitionReassignmentsRequest.Builder(
+                new ListPartitionReassignmentsRequestData().setTopics(null)).build((short) 0)).toCompletableFuture();
+
+        assertThat(answer).as("version 2, which the controller published, is not applied here yet").isNotDone();
+        TopicSpec t = new TopicSpec("t", "id-t", 1, Map.of());
+        view.applied(new Assignment(2, 1, "c", List.of(new BrokerInfo(1, List.of()), new BrokerInfo(2, List.of())),
+                List.of(new TopicAssignment(t, List.of(new PartitionAssignment(0, 2, 1)))), List.of(), List.of()));
+        var resp = (ListPartitionReassignmentsResponseData) answer.get(5, TimeUnit.SECONDS);
+        assertThat(resp.errorCode()).isZero();
+        assertThat(resp.topics()).as("the moves of version 1 are finished in version 2").isEmpty();
+    }
+
+    @Test
+    void anAssignmentNotAppliedInTimeIsRequestTimedOutAndAnUnreachableControllerNotController() throws Exception {
+        var request = new ListPartitionReassignmentsRequest.Builder(
+                new ListPartitionReassignmentsRequestData().setTopics(null).setTimeoutMs(1)).build((short) 0);
+        var late = (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view(),
+                () -> CompletableFuture.completedFuture(9L)).handle(null, request).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(late.errorCode()).isEqualTo(Errors.REQUEST_TIMED_OUT.code());
+        assertThat(late.topics()).isEmpty();
+
+        var unreachable = new ListPartitionReassignmentsHandler(view(),
+                () -> CompletableFuture.failedFuture(new NotControllerException("controller unavailable"))).handle(null, request);
+        assertThatThrownBy(() -> unreachable.toCompletableFuture().get(5, TimeUnit.SECONDS)).cause().isInstanceOf(NotControllerException.class);
     }
 }

@@ -1,6 +1,8 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AssignmentVersionCall;
+import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.AlterBrokerConfigsCall;
 import dev.kaas.proto.AlterBrokerConfigsReply;
 import dev.kaas.proto.ControllerAdminGrpc;
@@ -67,6 +69,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     public void allocateProducerIds(AllocateProducerIdsCall call, StreamObserver<ProducerIdBlock> out) {
         reply(runtime.submit(core -> ProducerIdBlock.newBuilder()
                 .setFirst(core.allocateProducerIds()).setSize(ProducerIdStore.BLOCK_SIZE).build()), out);
+    }
+
+    @Override
+    public void assignmentVersion(AssignmentVersionCall call, StreamObserver<AssignmentVersionReply> out) {
+        reply(runtime.submit(core -> AssignmentVersionReply.newBuilder().setVersion(core.current().version()).build()), out);
     }
 
     @Override
