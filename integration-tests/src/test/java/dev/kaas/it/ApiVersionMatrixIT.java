@@ -102,7 +102,7 @@ class ApiVersionMatrixIT {
             ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS,
             ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
-            ApiKeys.LIST_PARTITION_REASSIGNMENTS);
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -126,6 +126,24 @@ class ApiVersionMatrixIT {
             assertThat(served.get(key.id)).as("%s advertised", key).isNotNull();
             assertThat(served.get(key.id).minVersion()).as("%s min", key).isEqualTo(key.oldestVersion());
             assertThat(served.get(key.id).maxVersion()).as("%s max", key).isEqualTo(key.latestVersion(false));
+        }
+    }
+
+    /** On a listener without SASL, Apache's KafkaApis answers both SASL APIs with ILLEGAL_SASL_STATE. */
+    @Test
+    void saslApisWithoutSaslAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.SASL_HANDSHAKE); v++) {
+                var r = (org.apache.kafka.common.requests.SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, v,
+                        new org.apache.kafka.common.message.SaslHandshakeRequestData().setMechanism("PLAIN"));
+                assertThat(Errors.forCode(r.data().errorCode())).as("SaslHandshake v%d", v).isEqualTo(Errors.ILLEGAL_SASL_STATE);
+            }
+            for (short v = 0; v <= max(ApiKeys.SASL_AUTHENTICATE); v++) {
+                var r = (org.apache.kafka.common.requests.SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, v,
+                        new org.apache.kafka.common.message.SaslAuthenticateRequestData().setAuthBytes(new byte[] {0, 'a', 0, 'b'}));
+                assertThat(Errors.forCode(r.data().errorCode())).as("SaslAuthenticate v%d", v).isEqualTo(Errors.ILLEGAL_SASL_STATE);
+                assertThat(r.data().errorMessage()).isEqualTo("SaslAuthenticate request received after successful authentication");
+            }
         }
     }
 

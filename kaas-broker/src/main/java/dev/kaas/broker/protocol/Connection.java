@@ -1,5 +1,6 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.storage.FileSlice;
 import io.netty.buffer.Unpooled;
@@ -14,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
 import javax.net.ssl.SSLEngine;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.jboss.logging.Logger;
 
 /**
@@ -34,6 +36,9 @@ final class Connection implements RequestPipeline.Transport {
     /** Registered with the memory budget while a frame waits for bytes; runs on the releasing thread. */
     private final Runnable memoryAvailable;
     private final TlsEndpoint tls;
+    /** The connection's SASL authentication, or null on a listener without SASL. */
+    private final SaslSession sasl;
+    private final int maxFrameBytes;
     /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
     private KafkaPrincipal principal = KafkaPrincipal.ANONYMOUS;
     private boolean paused;
@@ -45,15 +50,26 @@ final class Connection implements RequestPipeline.Transport {
         this(socket, context, registry, listenerName, maxFrameBytes, maxInFlight, memory, onClosed, null);
     }
 
-    /** @param tls the listener's TLS side, or null for a PLAINTEXT listener */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
             int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls) {
+        this(socket, context, registry, listenerName, maxFrameBytes, maxInFlight, memory, onClosed, tls, null);
+    }
+
+    /**
+     * @param tls  the listener's TLS side, or null for a listener without TLS
+     * @param sasl the listener's SASL side, or null for a listener without SASL
+     */
+    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
+            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl) {
         this.tls = tls;
+        this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
+        this.maxFrameBytes = maxFrameBytes;
         this.socket = socket;
         this.context = context;
         this.onClosed = onClosed;
         this.clientHost = "/" + socket.remoteAddress().hostAddress();
-        this.decoder = new FrameDecoder(maxFrameBytes, memory);
+        // Until it authenticates, a SASL connection's frames are bounded by sasl.server.max.receive.size, as Apache's.
+        this.decoder = new FrameDecoder(sasl == null ? maxFrameBytes : Math.min(maxFrameBytes, sasl.maxReceiveSize()), memory);
         Executor loop = task -> {
             if (Context.isOnEventLoopThread() && context == Vertx.currentContext()) {
                 task.run();
@@ -61,7 +77,8 @@ final class Connection implements RequestPipeline.Transport {
                 context.runOnContext(v -> task.run());
             }
         };
-        this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight);
+        this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight, this.sasl,
+                sasl == null ? 0 : sasl.failedAuthenticationDelayMs());
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
     }
 
@@ -112,15 +129,40 @@ final class Connection implements RequestPipeline.Transport {
         });
     }
 
+    /** On a SASL listener the SASL identity (over SASL_SSL too, as Apache's principal builder), else the TLS one. */
     @Override
     public KafkaPrincipal principal() {
-        return principal;
+        return sasl != null ? sasl.principal() : principal;
     }
 
     @Override
     public org.apache.kafka.common.security.auth.SecurityProtocol securityProtocol() {
-        return tls == null ? org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT
-                : org.apache.kafka.common.security.auth.SecurityProtocol.SSL;
+        if (sasl != null) {
+            return tls == null ? SecurityProtocol.SASL_PLAINTEXT : SecurityProtocol.SASL_SSL;
+        }
+        return tls == null ? SecurityProtocol.PLAINTEXT : SecurityProtocol.SSL;
+    }
+
+    @Override
+    public void closeAfter(long delayMs, java.util.List<ByteBuffer> last) {
+        if (closed) {
+            return;
+        }
+        paused = true;
+        socket.pause();
+        Runnable end = () -> {
+            if (!closed) {
+                if (!last.isEmpty()) {
+                    write(last);
+                }
+                close();
+            }
+        };
+        if (delayMs <= 0) {
+            end.run();
+        } else {
+            context.owner().setTimer(delayMs, id -> context.runOnContext(v -> end.run()));
+        }
     }
 
     private void onBytes(Buffer bytes) {
@@ -146,6 +188,13 @@ final class Connection implements RequestPipeline.Transport {
                     break;
                 }
                 pipeline.onFrame(frame);
+                if (sasl != null) {
+                    // The frames after a SaslHandshake v0 are raw tokens; after authentication, requests of any size.
+                    decoder.rawTokens(sasl.raw());
+                    if (sasl.authenticated()) {
+                        decoder.maxFrameBytes(maxFrameBytes);
+                    }
+                }
             }
         } catch (FrameDecoder.InvalidFrameException e) {
             LOG.debugf("closing connection: %s client=%s", e.getMessage(), clientHost);

@@ -16,7 +16,9 @@ final class FrameDecoder {
     /** api key, api version and correlation id: the least a request header holds. */
     static final int HEADER_MIN = 8;
 
-    private final int maxFrameBytes;
+    /** Lowered before a SASL connection authenticates (Apache's sasl.server.max.receive.size). */
+    private int maxFrameBytes;
+    private int minFrameBytes = HEADER_MIN;
     private final RequestMemory memory;
     private final ArrayDeque<ByteBuffer> input = new ArrayDeque<>();
     private final ByteBuffer sizeField = ByteBuffer.allocate(4);
@@ -59,6 +61,16 @@ final class FrameDecoder {
     }
 
     /** A size no request can have: the connection must close, as Apache's {@code InvalidReceiveException}. */
+    /** The largest frame read from now on. */
+    void maxFrameBytes(int bytes) {
+        this.maxFrameBytes = bytes;
+    }
+
+    /** Frames are SASL tokens (after a SaslHandshake v0), which may be shorter than a request header. */
+    void rawTokens(boolean raw) {
+        this.minFrameBytes = raw ? 0 : HEADER_MIN;
+    }
+
     static final class InvalidFrameException extends Exception {
         InvalidFrameException(String message) {
             super(message, null, false, false);
@@ -97,7 +109,7 @@ final class FrameDecoder {
             sizeField.flip();
             int size = sizeField.getInt();
             sizeField.clear();
-            if (size < HEADER_MIN || size > maxFrameBytes) {
+            if (size < minFrameBytes || size > maxFrameBytes) {
                 throw new InvalidFrameException("invalid frame size " + size + " (max " + maxFrameBytes + ")");
             }
             announced = size;

@@ -1,6 +1,7 @@
 package dev.kaas.broker.protocol;
 
 import dev.kaas.broker.auth.ListenerProtocols;
+import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.config.BrokerConfig;
 import io.quarkus.runtime.ShutdownEvent;
@@ -23,8 +24,9 @@ import org.jboss.logging.Logger;
 /**
  * Binds every configured listener. Each is served by one verticle instance per event loop on
  * the same port, so Vert.x spreads connections across loops. A listener's protocol comes from
- * Apache's {@code listener.security.protocol.map}: PLAINTEXT, or SSL with Apache's {@code ssl.*}
- * settings ({@link TlsEndpoint}); SASL listeners are refused at start-up until SASL is served.
+ * Apache's {@code listener.security.protocol.map}: PLAINTEXT; SSL with Apache's {@code ssl.*}
+ * settings ({@link TlsEndpoint}); SASL_PLAINTEXT with Apache's {@code sasl.*} settings
+ * ({@link SaslEndpoint}); SASL_SSL with both.
  */
 @ApplicationScoped
 public class KafkaListeners {
@@ -62,22 +64,22 @@ public class KafkaListeners {
         List<TlsEndpoint> tlsEndpoints = new ArrayList<>();
         for (ListenerSpec spec : ListenerSpec.parseList(config.broker().listeners())) {
             SecurityProtocol protocol = protocols.of(spec.name());
-            TlsEndpoint tls = switch (protocol) {
-                case PLAINTEXT -> null;
-                // Raw values: Apache reads a password literally, while MicroProfile Config would expand a "${" in it.
-                case SSL -> TlsEndpoint.create(spec.name(),
-                        name -> Optional.ofNullable(ConfigProvider.getConfig().getConfigValue(name).getRawValue()));
-                default -> throw new IllegalArgumentException("listener " + spec.name() + " is " + protocol
-                        + "; kaas serves PLAINTEXT and SSL listeners in this release");
-            };
+            // Raw values: Apache reads a password literally, while MicroProfile Config would expand a "${" in it.
+            java.util.function.Function<String, Optional<String>> raw =
+                    name -> Optional.ofNullable(ConfigProvider.getConfig().getConfigValue(name).getRawValue());
+            TlsEndpoint tls = protocol == SecurityProtocol.SSL || protocol == SecurityProtocol.SASL_SSL
+                    ? TlsEndpoint.create(spec.name(), raw) : null;
+            SaslEndpoint sasl = protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL
+                    ? SaslEndpoint.create(spec.name(), raw) : null;
             if (tls != null) {
                 tlsEndpoints.add(tls);
             }
             int instances = Math.max(1, Runtime.getRuntime().availableProcessors());
-            String id = vertx.deployVerticle(() -> new ListenerVerticle(spec, tls), new DeploymentOptions().setInstances(instances))
+            String id = vertx.deployVerticle(() -> new ListenerVerticle(spec, tls, sasl), new DeploymentOptions().setInstances(instances))
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             deployments.add(id);
-            LOG.infof("kafka listener bound listener=%s protocol=%s address=%s:%d", spec.name(), protocol, spec.host(), spec.port());
+            LOG.infof("kafka listener bound listener=%s protocol=%s address=%s:%d%s", spec.name(), protocol, spec.host(), spec.port(),
+                    sasl == null ? "" : " mechanisms=" + sasl.mechanisms());
         }
         if (!tlsEndpoints.isEmpty()) {
             // Kubernetes swaps a mounted Secret's files in place: new connections get the new certificates.
@@ -107,10 +109,12 @@ public class KafkaListeners {
     private final class ListenerVerticle extends AbstractVerticle {
         private final ListenerSpec spec;
         private final TlsEndpoint tls;
+        private final SaslEndpoint sasl;
 
-        ListenerVerticle(ListenerSpec spec, TlsEndpoint tls) {
+        ListenerVerticle(ListenerSpec spec, TlsEndpoint tls, SaslEndpoint sasl) {
             this.spec = spec;
             this.tls = tls;
+            this.sasl = sasl;
         }
 
         @Override
@@ -132,7 +136,7 @@ public class KafkaListeners {
                             return;
                         }
                         new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls).start();
+                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl).start();
                     })
                     .listen()
                     .<Void>mapEmpty()

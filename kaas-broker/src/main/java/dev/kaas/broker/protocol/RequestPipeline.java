@@ -58,6 +58,12 @@ final class RequestPipeline {
         default org.apache.kafka.common.security.auth.SecurityProtocol securityProtocol() {
             return org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT;
         }
+
+        /** A failed authentication: read nothing more; after {@code delayMs} write {@code last} (may be empty), then close. */
+        default void closeAfter(long delayMs, java.util.List<ByteBuffer> last) {
+            last.forEach(this::write);
+            close();
+        }
     }
 
     private final Transport transport;
@@ -65,6 +71,9 @@ final class RequestPipeline {
     private final ApiRegistry registry;
     private final String listenerName;
     private final int maxInFlight;
+    /** The connection's SASL authentication, or null on a listener without SASL. */
+    private final SaslSession sasl;
+    private final long failedAuthenticationDelayMs;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private boolean closed;
     /** A request asked to close the connection: nothing more is read; earlier requests are still answered. */
@@ -77,6 +86,8 @@ final class RequestPipeline {
         final FrameDecoder.Frame frame;
         boolean done;
         boolean closeAfter;
+        /** A failed authentication: this response (if any) goes out after the delay, then the connection closes. */
+        boolean failAfter;
         ApiMessage response;
 
         Pending(RequestHeader header, AbstractRequest request, short responseVersion, FrameDecoder.Frame frame) {
@@ -88,6 +99,13 @@ final class RequestPipeline {
     }
 
     RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight) {
+        this(transport, loop, registry, listenerName, maxInFlight, null, 0);
+    }
+
+    RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
+                    long failedAuthenticationDelayMs) {
+        this.sasl = sasl;
+        this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
         this.transport = transport;
         this.loop = loop;
         this.registry = registry;
@@ -111,6 +129,10 @@ final class RequestPipeline {
             return;
         }
         ByteBuffer buf = frame.buffer();
+        if (sasl != null && sasl.raw()) {
+            rawToken(frame);
+            return;
+        }
         short keyId = buf.getShort(0);
         short version = buf.getShort(2);
         if (!ApiKeys.hasId(keyId)) {
@@ -125,7 +147,19 @@ final class RequestPipeline {
             closeFor(frame, "bad request header for " + key + ": " + e.getMessage());
             return;
         }
-        if (!registry.supports(key, version)) {
+        boolean supported = registry.supports(key, version);
+        if (sasl != null) {
+            SaslSession.Verdict verdict = sasl.admit(key, supported);
+            if (verdict == SaslSession.Verdict.CLOSE) {
+                closeFor(frame, key + " is not allowed in SASL state " + sasl.state());
+                return;
+            }
+            if (verdict == SaslSession.Verdict.SASL) {
+                authenticate(header, key, version, frame, buf);
+                return;
+            }
+        }
+        if (!supported) {
             if (key == ApiKeys.API_VERSIONS) {
                 // KIP-511: answer in v0 with the ranges we serve, so the client can pick one.
                 Pending p = new Pending(header, null, (short) 0, frame);
@@ -156,6 +190,52 @@ final class RequestPipeline {
             stage = CompletableFuture.failedFuture(t);
         }
         stage.whenComplete((msg, err) -> loop.execute(() -> complete(p, msg, err)));
+    }
+
+    /** A SaslHandshake or SaslAuthenticate of the connection's authentication, answered in order with everything else. */
+    private void authenticate(RequestHeader header, ApiKeys key, short version, FrameDecoder.Frame frame, ByteBuffer body) {
+        AbstractRequest request;
+        try {
+            request = AbstractRequest.parseRequest(key, version, body).request;
+        } catch (RuntimeException e) {
+            closeFor(frame, "unparsable " + key + " v" + version + ": " + e.getMessage());
+            return;
+        }
+        Pending p = new Pending(header, request, version, frame);
+        pending.add(p);
+        try {
+            ApiMessage answer = key == ApiKeys.SASL_HANDSHAKE
+                    ? sasl.handshake(((org.apache.kafka.common.requests.SaslHandshakeRequest) request).data(), version)
+                    : sasl.authenticate(((org.apache.kafka.common.requests.SaslAuthenticateRequest) request).data());
+            complete(p, answer, null);
+        } catch (SaslSession.Failure f) {
+            LOG.debugf("authentication failed listener=%s client=%s: %s", listenerName, transport.clientHost(), f.getMessage());
+            p.frame.release();
+            p.done = true;
+            p.failAfter = true;
+            p.response = f.response;
+            closing = true;
+            flushResponses();
+        }
+    }
+
+    /** A raw token after SaslHandshake v0 (KIP-43): its challenge goes back size-prefixed, without a response header. */
+    private void rawToken(FrameDecoder.Frame frame) {
+        ByteBuffer buf = frame.buffer();
+        byte[] token = new byte[buf.remaining()];
+        buf.get(token);
+        frame.release();
+        try {
+            byte[] challenge = sasl.rawToken(token);
+            if (challenge != null) {
+                transport.write(ByteBuffer.allocate(4 + challenge.length).putInt(challenge.length).put(challenge).flip());
+            }
+        } catch (SaslSession.Failure f) {
+            LOG.debugf("authentication failed listener=%s client=%s: %s", listenerName, transport.clientHost(), f.getMessage());
+            closing = true;
+            closed = true;
+            transport.closeAfter(failedAuthenticationDelayMs, java.util.List.of());
+        }
     }
 
     /** The socket's write queue drained. */
@@ -214,6 +294,20 @@ final class RequestPipeline {
         java.util.List<ByteBuffer> heap = new java.util.ArrayList<>();
         while (!pending.isEmpty() && pending.peek().done) {
             Pending p = pending.poll();
+            if (p.failAfter) {
+                writeHeap(heap);
+                java.util.List<ByteBuffer> last = new java.util.ArrayList<>();
+                if (p.response != null && !closed) {
+                    for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
+                        last.add((ByteBuffer) part);
+                    }
+                }
+                if (!closed) {
+                    closed = true;
+                    transport.closeAfter(failedAuthenticationDelayMs, last);
+                }
+                return;
+            }
             if (p.closeAfter) {
                 writeHeap(heap);
                 close();

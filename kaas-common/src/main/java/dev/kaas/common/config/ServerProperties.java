@@ -210,8 +210,8 @@ public final class ServerProperties {
                 if (!(name.equals("log.dir") && raw.containsKey("log.dirs"))) {
                     out.put(s.kaasKey(), converted);
                 }
-            } else if (topicDefaultNames.contains(name) || tls(name)) {
-                // Read by the broker under the Apache name itself (TopicDefaults; the SSL listeners' settings).
+            } else if (topicDefaultNames.contains(name) || tls(name) || sasl(name)) {
+                // Read by the broker under the Apache name itself (TopicDefaults; the SSL and SASL listeners' settings).
                 out.put(name, value);
             } else if (!name.equals("controller.listener.names") || controllerListeners.isEmpty()) {
                 notRead.add(name);
@@ -224,7 +224,7 @@ public final class ServerProperties {
         }
         String listeners = out.get("kaas.broker.listeners");
         if (listeners != null) {
-            checkPlaintext(listeners, raw.get("listener.security.protocol.map"));
+            checkProtocols(listeners, raw.get("listener.security.protocol.map"));
             // Apache advertises the listeners themselves when advertised.listeners is not set.
             out.putIfAbsent("kaas.broker.advertised-listeners", listeners.replaceAll("://(0\\.0\\.0\\.0)?:", "://localhost:"));
         }
@@ -256,12 +256,25 @@ public final class ServerProperties {
         return TLS_NAMES.contains(m.matches() ? m.group(1) : name);
     }
 
+    /** The SASL listener settings of an Apache 3.7 broker that kaas reads. */
+    private static final Set<String> SASL_NAMES = Set.of("sasl.enabled.mechanisms", "sasl.server.max.receive.size",
+            "connections.max.reauth.ms", "connection.failed.authentication.delay.ms");
+
     /**
-     * kaas serves PLAINTEXT and SSL listeners (SASL is not served yet): a listener whose protocol,
-     * by {@code listener.security.protocol.map} or by its name, is SASL must not start without the
-     * authentication an operator configured.
+     * A SASL listener's setting: plain, for one listener ({@code listener.name.client.sasl.enabled.mechanisms}),
+     * or for one listener's mechanism ({@code listener.name.client.plain.sasl.jaas.config}).
      */
-    private static void checkPlaintext(String listeners, String protocolMap) throws Invalid {
+    static boolean sasl(String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("listener\\.name\\.[^.]+\\.(?:[a-z0-9-]+\\.)?((?:sasl|connections)\\..+)")
+                .matcher(name);
+        if (m.matches()) {
+            return SASL_NAMES.contains(m.group(1)) || m.group(1).equals("sasl.jaas.config");
+        }
+        return SASL_NAMES.contains(name);
+    }
+
+    /** Every listener must have a protocol, by {@code listener.security.protocol.map} or by its name (Apache's rule). */
+    private static void checkProtocols(String listeners, String protocolMap) throws Invalid {
         // Apache's default map and its case rules: listener names and protocols are upper-cased.
         Map<String, String> map = new java.util.HashMap<>();
         for (String entry : (protocolMap != null ? protocolMap : "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL")
@@ -277,8 +290,8 @@ public final class ServerProperties {
             if (protocol == null) {
                 throw new Invalid("No security protocol defined for listener " + name);
             }
-            if (!protocol.equals("PLAINTEXT") && !protocol.equals("SSL")) {
-                throw new Invalid("listener " + name + " is " + protocol + "; kaas serves PLAINTEXT and SSL listeners in this release");
+            if (!Set.of("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL").contains(protocol)) {
+                throw new Invalid("listener " + name + ": unknown security protocol " + protocol);
             }
         }
     }

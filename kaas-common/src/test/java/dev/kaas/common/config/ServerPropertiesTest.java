@@ -91,9 +91,10 @@ class ServerPropertiesTest {
     }
 
     @Test
-    void aListenerAnOperatorMeantToSecureWithSaslIsNotServedWithoutIt() throws Exception {
-        assertInvalid("listeners=SASL_SSL://:9093", "listener SASL_SSL is SASL_SSL; kaas serves PLAINTEXT and SSL listeners");
-        assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_PLAINTEXT", "listener CLIENT is SASL_PLAINTEXT");
+    void everyListenerNeedsAKnownProtocol() throws Exception {
+        assertInvalid("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_KERBEROS", "listener CLIENT: unknown security protocol SASL_KERBEROS");
+        assertThat(ServerProperties.translate(Map.of("listeners", "SASL_SSL://:9093")).properties())
+                .containsEntry("kaas.broker.listeners", "SASL_SSL://:9093");
         assertThat(ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:PLAINTEXT"))
                 .properties()).containsEntry("kaas.broker.listeners", "CLIENT://:9093");
         assertThat(ServerProperties.translate(Map.of("listeners", "client://:9093", "listener.security.protocol.map", "CLIENT:ssl"))
@@ -111,6 +112,21 @@ class ServerPropertiesTest {
                 .containsEntry("ssl.keystore.location", "/etc/kaas/tls/keystore.p12").containsEntry("ssl.keystore.password", "secret")
                 .containsEntry("listener.name.client.ssl.client.auth", "required");
         assertThat(t.notRead()).as("a misspelt name is reported, not passed on").containsExactly("ssl.clientt.auth");
+    }
+
+    @Test
+    void aSaslListenersSettingsReachTheBrokerUnderTheirApacheNames() throws Exception {
+        String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\";";
+        var t = ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:SASL_PLAINTEXT",
+                "sasl.enabled.mechanisms", "PLAIN", "listener.name.client.plain.sasl.jaas.config", jaas,
+                "listener.name.client.plain.connections.max.reauth.ms", "60000", "connection.failed.authentication.delay.ms", "50",
+                "sasl.server.max.receive.size", "4096", "sasl.enabled.mechanism", "x"));
+
+        assertThat(t.properties()).containsEntry("sasl.enabled.mechanisms", "PLAIN")
+                .containsEntry("listener.name.client.plain.sasl.jaas.config", jaas)
+                .containsEntry("listener.name.client.plain.connections.max.reauth.ms", "60000")
+                .containsEntry("connection.failed.authentication.delay.ms", "50").containsEntry("sasl.server.max.receive.size", "4096");
+        assertThat(t.notRead()).as("a misspelt name is reported, not passed on").containsExactly("sasl.enabled.mechanism");
     }
 
     @Test

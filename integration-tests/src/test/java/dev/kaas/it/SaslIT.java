@@ -1,0 +1,231 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kaas.broker.auth.TestCerts;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.SaslAuthenticateRequestData;
+import org.apache.kafka.common.message.SaslHandshakeRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SASL listeners configured as an Apache 3.7 broker's: SASL_PLAINTEXT and SASL_SSL with PLAIN
+ * and the users of the listener's JAAS configuration, the Java clients 3.7.2 over both
+ * (including KIP-368 re-authentication on a listener with {@code connections.max.reauth.ms}),
+ * and what a client that has not authenticated can and cannot do.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class SaslIT {
+    static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
+            + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
+    static final long FAILED_AUTH_DELAY_MS = 400;
+
+    @TempDir
+    static Path tmp;
+    static TestCerts ca;
+    static KaasCluster cluster;
+    static int saslPort;
+    static int saslSslPort;
+
+    @BeforeAll
+    static void start() throws Exception {
+        ca = TestCerts.authority(tmp.resolve("certs"));
+        Path brokerStore = ca.issue("broker", "CN=localhost,O=kaas", "PKCS12");
+        Map<String, String> props = new HashMap<>();
+        props.put("kaas.broker.listener-security-protocol-map", "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL");
+        props.put("sasl.enabled.mechanisms", "PLAIN");
+        props.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
+        props.put("listener.name.sasl_ssl.plain.sasl.jaas.config", JAAS);
+        props.put("listener.name.sasl_plaintext.connections.max.reauth.ms", "2000");
+        props.put("connection.failed.authentication.delay.ms", Long.toString(FAILED_AUTH_DELAY_MS));
+        props.put("ssl.keystore.type", "PKCS12");
+        props.put("ssl.keystore.location", brokerStore.toString());
+        props.put("ssl.keystore.password", TestCerts.PASSWORD);
+        props.put("ssl.key.password", TestCerts.PASSWORD);
+        for (int attempt = 1; cluster == null; attempt++) {
+            int plain = KaasCluster.freePort();
+            saslPort = KaasCluster.freePort();
+            saslSslPort = KaasCluster.freePort();
+            String listeners = "PLAINTEXT://127.0.0.1:" + plain + ",SASL_PLAINTEXT://127.0.0.1:" + saslPort
+                    + ",SASL_SSL://127.0.0.1:" + saslSslPort;
+            try {
+                cluster = KaasCluster.startWithListeners(tmp.resolve("data-" + attempt), listeners, listeners, props);
+            } catch (KaasCluster.PortInUse e) {
+                if (attempt == KaasCluster.BIND_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static Properties sasl(int port, String user, String password) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", "localhost:" + port);
+        p.put("security.protocol", port == saslSslPort ? "SASL_SSL" : "SASL_PLAINTEXT");
+        p.put("sasl.mechanism", "PLAIN");
+        p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
+                + "\" password=\"" + password + "\";");
+        if (port == saslSslPort) {
+            p.put("ssl.truststore.type", "PKCS12");
+            p.put("ssl.truststore.location", ca.truststore().toString());
+            p.put("ssl.truststore.password", TestCerts.PASSWORD);
+        }
+        return p;
+    }
+
+    @Test
+    void javaClientsAuthenticateWithPlainOverSaslPlaintextAndSaslSsl() throws Exception {
+        try (Admin admin = Admin.create(sasl(saslPort, "alice", "alice-secret"))) {
+            admin.createTopics(List.of(new NewTopic("over-sasl", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).singleElement()
+                    .satisfies(n -> assertThat(n.port()).as("Metadata over the SASL listener advertises it").isEqualTo(saslPort));
+        }
+        List<String> sent = TlsIT.produce(sasl(saslPort, "alice", "alice-secret"), "over-sasl", 1_000);
+
+        assertThat(TlsIT.consume(sasl(saslSslPort, "bob", "bob-secret"), "over-sasl", sent.size())).containsExactlyElementsOf(sent);
+        assertThat(TlsIT.consume(sasl(saslPort, "bob", "bob-secret"), "over-sasl", sent.size())).containsExactlyElementsOf(sent);
+    }
+
+    @Test
+    void aWrongPasswordIsSaslAuthenticationFailedWithApachesMessage() {
+        for (int port : new int[] {saslPort, saslSslPort}) {
+            Properties wrong = sasl(port, "alice", "not-her-password");
+            wrong.put("request.timeout.ms", "10000");
+            wrong.put("default.api.timeout.ms", "15000");
+            try (Admin admin = Admin.create(wrong)) {
+                assertThatThrownBy(() -> admin.describeCluster().nodes().get(30, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class).cause().isInstanceOf(SaslAuthenticationException.class)
+                        .hasMessageContaining("Authentication failed: Invalid username or password");
+            }
+        }
+    }
+
+    /** KIP-368: sessions of 2 s; a producer working for 7 s re-authenticates on its connections instead of losing them. */
+    @Test
+    void aProducerReauthenticatesOnItsConnectionsWhenTheSessionExpires() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("reauth", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        Properties props = sasl(saslPort, "alice", "alice-secret");
+        props.put("linger.ms", "5");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(7);
+            int i = 0;
+            while (System.nanoTime() < end) {
+                p.send(new ProducerRecord<>("reauth", 0, "k", "v" + i++)).get(30, TimeUnit.SECONDS);
+                Thread.sleep(20);
+            }
+            assertThat(metric(p.metrics(), "successful-reauthentication-total")).as("re-authentications").isGreaterThanOrEqualTo(2);
+            assertThat(metric(p.metrics(), "failed-reauthentication-total")).isZero();
+            assertThat(metric(p.metrics(), "failed-authentication-total")).isZero();
+            // One connection for metadata, one to the broker as leader: no reconnect for every expired session.
+            assertThat(metric(p.metrics(), "connection-creation-total")).as("connections opened").isLessThanOrEqualTo(3);
+        }
+    }
+
+    static double metric(Map<MetricName, ? extends Metric> metrics, String name) {
+        return metrics.entrySet().stream().filter(e -> e.getKey().name().equals(name) && e.getKey().group().equals("producer-metrics"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum();
+    }
+
+    @Test
+    void beforeAuthenticationOnlyApiVersionsAndTheHandshakeAreServed() throws Exception {
+        try (RawClient c = new RawClient(saslPort)) {
+            var versions = (ApiVersionsResponse) c.send(ApiKeys.API_VERSIONS, (short) 3,
+                    new ApiVersionsRequestData().setClientSoftwareName("raw").setClientSoftwareVersion("1"));
+            assertThat(versions.data().apiKeys().find(ApiKeys.SASL_HANDSHAKE.id)).isNotNull();
+            assertThat(versions.data().apiKeys().find(ApiKeys.SASL_AUTHENTICATE.id)).isNotNull();
+            c.writeRaw(RawClient.frame(ApiKeys.METADATA, (short) 12, 2, new MetadataRequestData().setTopics(null)).array());
+            assertThat(c.closedByPeer()).as("Metadata before authentication closes the connection").isTrue();
+        }
+        try (RawClient c = new RawClient(saslPort)) {
+            var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
+            assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.NONE);
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN");
+            var ok = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 2, new SaslAuthenticateRequestData()
+                    .setAuthBytes("\0bob\0bob-secret".getBytes(StandardCharsets.UTF_8)));
+            assertThat(Errors.forCode(ok.data().errorCode())).isEqualTo(Errors.NONE);
+            assertThat(ok.data().sessionLifetimeMs()).as("connections.max.reauth.ms of the listener").isEqualTo(2000);
+            var again = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 2, new SaslAuthenticateRequestData()
+                    .setAuthBytes("\0bob\0bob-secret".getBytes(StandardCharsets.UTF_8)));
+            assertThat(Errors.forCode(again.data().errorCode())).as("after authentication").isEqualTo(Errors.ILLEGAL_SASL_STATE);
+        }
+    }
+
+    @Test
+    void aFailedAuthenticationIsAnsweredAfterTheDelayThenTheConnectionCloses() throws Exception {
+        try (RawClient c = new RawClient(saslPort)) {
+            c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
+            long sent = System.nanoTime();
+            var failed = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 1, new SaslAuthenticateRequestData()
+                    .setAuthBytes("\0bob\0guess".getBytes(StandardCharsets.UTF_8)));
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            assertThat(Errors.forCode(failed.data().errorCode())).isEqualTo(Errors.SASL_AUTHENTICATION_FAILED);
+            assertThat(failed.data().errorMessage()).isEqualTo("Authentication failed: Invalid username or password");
+            assertThat(tookMs).as("connection.failed.authentication.delay.ms").isGreaterThanOrEqualTo(FAILED_AUTH_DELAY_MS - 50);
+            assertThat(c.closedByPeer()).isTrue();
+        }
+        try (RawClient c = new RawClient(saslPort)) {
+            var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("GSSAPI"));
+            assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.UNSUPPORTED_SASL_MECHANISM);
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN");
+            assertThat(c.closedByPeer()).isTrue();
+        }
+    }
+
+    @Test
+    void handshakeV0AuthenticatesWithRawTokens() throws Exception {
+        try (RawClient c = new RawClient(saslPort)) {
+            var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 0, new SaslHandshakeRequestData().setMechanism("PLAIN"));
+            assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.NONE);
+            byte[] token = "\0alice\0alice-secret".getBytes(StandardCharsets.UTF_8);
+            c.writeRaw(java.nio.ByteBuffer.allocate(4 + token.length).putInt(token.length).put(token).array());
+            assertThat(c.readFrame().remaining()).as("PLAIN's empty challenge, size-prefixed as Apache sends it").isZero();
+            var versions = (ApiVersionsResponse) c.send(ApiKeys.API_VERSIONS, (short) 3,
+                    new ApiVersionsRequestData().setClientSoftwareName("raw").setClientSoftwareVersion("1"));
+            assertThat(Errors.forCode(versions.data().errorCode())).as("authenticated: requests are served").isEqualTo(Errors.NONE);
+        }
+    }
+
+    @Test
+    void aFrameOverSaslServerMaxReceiveSizeBeforeAuthenticationClosesTheConnection() throws Exception {
+        try (RawClient c = new RawClient(saslPort)) {
+            c.writeRaw(java.nio.ByteBuffer.allocate(4).putInt(600_000).array());
+            assertThat(c.closedByPeer()).isTrue();
+        }
+    }
+}

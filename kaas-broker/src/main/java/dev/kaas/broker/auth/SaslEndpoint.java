@@ -1,0 +1,166 @@
+package dev.kaas.broker.auth;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import javax.security.sasl.SaslServer;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
+import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
+
+/**
+ * The SASL side of one SASL_PLAINTEXT or SASL_SSL listener, from Apache's settings under
+ * Apache's names: {@code sasl.enabled.mechanisms} (the listener's
+ * {@code listener.name.<l>.sasl.enabled.mechanisms} first), each mechanism's JAAS configuration
+ * ({@code listener.name.<l>.<mechanism>.sasl.jaas.config}, else the JAAS file named by
+ * {@code java.security.auth.login.config}, section {@code <l>.KafkaServer} or
+ * {@code KafkaServer}, as Apache's {@link JaasContext} looks them up),
+ * {@code connections.max.reauth.ms} (KIP-368; per listener and mechanism as Apache) and
+ * {@code sasl.server.max.receive.size}.
+ *
+ * <p>Mechanisms are kafka-clients' own servers: PLAIN is {@link PlainSaslServer} with Apache's
+ * default {@link PlainServerCallbackHandler}, which checks a password against the
+ * {@code user_<name>="<password>"} options of the JAAS entry. GSSAPI (Kerberos) is not served;
+ * SCRAM and OAUTHBEARER are not served yet: a listener that enables one fails start-up with one
+ * line, rather than failing every client's handshake later.
+ */
+public final class SaslEndpoint {
+    public static final String PLAIN = PlainSaslServer.PLAIN_MECHANISM;
+    /** Apache's defaults: {@code sasl.enabled.mechanisms}, {@code sasl.server.max.receive.size}. */
+    static final String DEFAULT_MECHANISMS = "GSSAPI";
+    static final int DEFAULT_MAX_RECEIVE = 524_288;
+    static final long DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100;
+
+    private final String listener;
+    private final List<String> mechanisms;
+    private final Map<String, PlainServerCallbackHandler> plain;
+    private final Map<String, Long> reauthMs;
+    private final int maxReceiveSize;
+    private final long failedAuthenticationDelayMs;
+
+    private SaslEndpoint(String listener, List<String> mechanisms, Map<String, PlainServerCallbackHandler> plain,
+                         Map<String, Long> reauthMs, int maxReceiveSize, long failedAuthenticationDelayMs) {
+        this.listener = listener;
+        this.mechanisms = List.copyOf(mechanisms);
+        this.plain = Map.copyOf(plain);
+        this.reauthMs = Map.copyOf(reauthMs);
+        this.maxReceiveSize = maxReceiveSize;
+        this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
+    }
+
+    /**
+     * @param settings a setting by its Apache name (the broker's configuration), raw: a JAAS
+     *                 password is taken literally
+     * @throws IllegalArgumentException one line naming the listener and what is wrong
+     */
+    public static SaslEndpoint create(String listener, Function<String, Optional<String>> settings) {
+        String prefix = "listener.name." + listener.toLowerCase(Locale.ROOT) + ".";
+        Function<String, Optional<String>> scoped = name -> settings.apply(prefix + name).or(() -> settings.apply(name));
+        List<String> mechanisms = new ArrayList<>();
+        for (String m : scoped.apply("sasl.enabled.mechanisms").orElse(DEFAULT_MECHANISMS).split(",")) {
+            if (!m.isBlank() && !mechanisms.contains(m.trim())) {
+                mechanisms.add(m.trim());
+            }
+        }
+        if (mechanisms.isEmpty()) {
+            throw new IllegalArgumentException("listener " + listener + ": sasl.enabled.mechanisms is empty");
+        }
+        Map<String, PlainServerCallbackHandler> plain = new LinkedHashMap<>();
+        Map<String, Long> reauth = new LinkedHashMap<>();
+        for (String m : mechanisms) {
+            if (!m.equals(PLAIN)) {
+                throw new IllegalArgumentException("listener " + listener + ": SASL mechanism " + m + " is not served"
+                        + (m.equals("GSSAPI") ? " (Kerberos is not supported; Apache's default sasl.enabled.mechanisms is GSSAPI:"
+                        + " set it, e.g. to PLAIN)" : " yet; kaas serves PLAIN"));
+            }
+            String jaasKey = m.toLowerCase(Locale.ROOT) + ".sasl.jaas.config";
+            Map<String, Object> jaas = new LinkedHashMap<>();
+            settings.apply(prefix + jaasKey).ifPresent(v -> jaas.put(jaasKey, new Password(v)));
+            JaasContext context;
+            try {
+                context = JaasContext.loadServerContext(ListenerName.normalised(listener), m, jaas);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("listener " + listener + ": no JAAS configuration for " + m + " (set " + prefix
+                        + jaasKey + "): " + e.getMessage(), e);
+            }
+            PlainServerCallbackHandler handler = new PlainServerCallbackHandler();
+            handler.configure(Map.of(), m, context.configurationEntries());
+            plain.put(m, handler);
+            String mechanismReauth = prefix + m.toLowerCase(Locale.ROOT) + ".connections.max.reauth.ms";
+            reauth.put(m, number(listener, "connections.max.reauth.ms",
+                    settings.apply(mechanismReauth).or(() -> scoped.apply("connections.max.reauth.ms")).orElse("0")));
+        }
+        long maxReceive = number(listener, "sasl.server.max.receive.size",
+                scoped.apply("sasl.server.max.receive.size").orElse(Integer.toString(DEFAULT_MAX_RECEIVE)));
+        if (maxReceive < 1 || maxReceive > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("listener " + listener + ": sasl.server.max.receive.size " + maxReceive + " is out of range");
+        }
+        // A broker-wide setting in Apache, not per listener.
+        long delay = number(listener, "connection.failed.authentication.delay.ms",
+                settings.apply("connection.failed.authentication.delay.ms").orElse(Long.toString(DEFAULT_FAILED_AUTHENTICATION_DELAY_MS)));
+        if (delay < 0) {
+            throw new IllegalArgumentException("listener " + listener + ": connection.failed.authentication.delay.ms must not be negative");
+        }
+        return new SaslEndpoint(listener, mechanisms, plain, reauth, (int) maxReceive, delay);
+    }
+
+    private static long number(String listener, String name, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("listener " + listener + ": " + name + " '" + value + "' is not a number");
+        }
+    }
+
+    public String listener() {
+        return listener;
+    }
+
+    /** In the listener's configured order: what a SaslHandshake response lists. */
+    public List<String> mechanisms() {
+        return mechanisms;
+    }
+
+    public boolean enabled(String mechanism) {
+        return mechanisms.contains(mechanism);
+    }
+
+    /** A new server for one authentication with {@code mechanism}, which must be enabled. */
+    public SaslServer newServer(String mechanism) {
+        PlainServerCallbackHandler handler = plain.get(mechanism);
+        if (handler == null) {
+            throw new IllegalArgumentException("SASL mechanism " + mechanism + " is not enabled on listener " + listener);
+        }
+        return new PlainSaslServer(handler);
+    }
+
+    /** Apache's DefaultKafkaPrincipalBuilder: {@code User:} and the authorization id the exchange settled on. */
+    public static KafkaPrincipal principal(SaslServer server) {
+        return new KafkaPrincipal(KafkaPrincipal.USER_TYPE, server.getAuthorizationID());
+    }
+
+    /** {@code connections.max.reauth.ms} of the mechanism: 0 means sessions never expire. */
+    public long reauthMs(String mechanism) {
+        return reauthMs.getOrDefault(mechanism, 0L);
+    }
+
+    /**
+     * Apache's {@code connection.failed.authentication.delay.ms}: a failed authentication is
+     * answered, and its connection closed, only after this long, which slows a password guesser.
+     */
+    public long failedAuthenticationDelayMs() {
+        return failedAuthenticationDelayMs;
+    }
+
+    /** The largest frame read before authentication completes. */
+    public int maxReceiveSize() {
+        return maxReceiveSize;
+    }
+}
