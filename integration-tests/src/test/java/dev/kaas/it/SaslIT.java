@@ -120,6 +120,46 @@ class SaslIT {
         assertThat(TlsIT.consume(sasl(saslPort, "bob", "bob-secret"), "over-sasl", sent.size())).containsExactlyElementsOf(sent);
     }
 
+    /** librdkafka (kcat) over both listeners, PLAIN, and over SASL_SSL checking the broker's certificate. */
+    @Test
+    void librdkafkaAuthenticatesWithPlainOverSaslPlaintextAndSaslSsl() throws Exception {
+        NativeClients.requirePresent(KcatIT.kcatPresent(), "kcat (librdkafka)");
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("kcat-sasl", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        kcat(saslPort, "alice", "alice-secret", "one\ntwo\n", "-P", "-t", "kcat-sasl", "-p", "0");
+        kcat(saslSslPort, "bob", "bob-secret", "three\n", "-P", "-t", "kcat-sasl", "-p", "0");
+        String consumed = kcat(saslSslPort, "bob", "bob-secret", null, "-C", "-t", "kcat-sasl", "-p", "0", "-o", "beginning", "-e", "-q",
+                "-f", "%o:%s\\n");
+        assertThat(consumed.lines()).containsExactly("0:one", "1:two", "2:three");
+    }
+
+    static String kcat(int port, String user, String password, String stdin, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("kcat", "-b", "localhost:" + port,
+                "-X", "security.protocol=" + (port == saslSslPort ? "SASL_SSL" : "SASL_PLAINTEXT"), "-X", "sasl.mechanisms=PLAIN",
+                "-X", "sasl.username=" + user, "-X", "sasl.password=" + password));
+        if (port == saslSslPort) {
+            cmd.addAll(List.of("-X", "ssl.ca.location=" + ca.caPem()));
+        }
+        cmd.addAll(List.of(args));
+        Path out = java.nio.file.Files.createTempFile(tmp, "kcat", ".out");
+        Path err = java.nio.file.Files.createTempFile(tmp, "kcat", ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            if (stdin != null) {
+                p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+            }
+            p.getOutputStream().close();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("kcat " + args[0] + " did not finish: " + java.nio.file.Files.readString(err));
+            }
+            assertThat(p.exitValue()).as(java.nio.file.Files.readString(err)).isZero();
+            return java.nio.file.Files.readString(out);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void aWrongPasswordIsSaslAuthenticationFailedWithApachesMessage() {
         for (int port : new int[] {saslPort, saslSslPort}) {
