@@ -209,8 +209,11 @@ class SaslIT {
                     new ApiVersionsRequestData().setClientSoftwareName("raw").setClientSoftwareVersion("1"));
             assertThat(versions.data().apiKeys().find(ApiKeys.SASL_HANDSHAKE.id)).isNotNull();
             assertThat(versions.data().apiKeys().find(ApiKeys.SASL_AUTHENTICATE.id)).isNotNull();
+            long sent = System.nanoTime();
             c.writeRaw(RawClient.frame(ApiKeys.METADATA, (short) 12, 2, new MetadataRequestData().setTopics(null)).array());
             assertThat(c.closedByPeer()).as("Metadata before authentication closes the connection").isTrue();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)).as("after the failed authentication delay")
+                    .isGreaterThanOrEqualTo(FAILED_AUTH_DELAY_MS - 50);
         }
         try (RawClient c = new RawClient(saslPort)) {
             var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
@@ -237,6 +240,16 @@ class SaslIT {
             assertThat(Errors.forCode(failed.data().errorCode())).isEqualTo(Errors.SASL_AUTHENTICATION_FAILED);
             assertThat(failed.data().errorMessage()).isEqualTo("Authentication failed: Invalid username or password");
             assertThat(tookMs).as("connection.failed.authentication.delay.ms").isGreaterThanOrEqualTo(FAILED_AUTH_DELAY_MS - 50);
+            assertThat(c.closedByPeer()).isTrue();
+        }
+        try (RawClient c = new RawClient(saslPort)) {
+            // Another request amid the exchange: its own error response, ILLEGAL_SASL_STATE, after the delay; then closed.
+            c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
+            long sent = System.nanoTime();
+            var groups = (org.apache.kafka.common.requests.ListGroupsResponse) c.send(ApiKeys.LIST_GROUPS, (short) 4,
+                    new org.apache.kafka.common.message.ListGroupsRequestData());
+            assertThat(Errors.forCode(groups.data().errorCode())).isEqualTo(Errors.ILLEGAL_SASL_STATE);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)).isGreaterThanOrEqualTo(FAILED_AUTH_DELAY_MS - 50);
             assertThat(c.closedByPeer()).isTrue();
         }
         try (RawClient c = new RawClient(saslPort)) {

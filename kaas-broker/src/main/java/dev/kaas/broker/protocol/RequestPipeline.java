@@ -151,7 +151,21 @@ final class RequestPipeline {
         if (sasl != null) {
             SaslSession.Verdict verdict = sasl.admit(key, supported);
             if (verdict == SaslSession.Verdict.CLOSE) {
-                closeFor(frame, key + " is not allowed in SASL state " + sasl.state());
+                if (sasl.authenticated()) {
+                    // An expired session: Apache's SocketServer closes at once.
+                    closeFor(frame, key + " on an expired SASL session");
+                } else {
+                    frame.release();
+                    LOG.debugf("authentication failed listener=%s client=%s: %s before authentication", listenerName,
+                            transport.clientHost(), key);
+                    closing = true;
+                    closed = true;
+                    transport.closeAfter(failedAuthenticationDelayMs, java.util.List.of());
+                }
+                return;
+            }
+            if (verdict == SaslSession.Verdict.REFUSE) {
+                refuseDuringAuthentication(header, key, version, frame, buf);
                 return;
             }
             if (verdict == SaslSession.Verdict.SASL) {
@@ -217,6 +231,26 @@ final class RequestPipeline {
             closing = true;
             flushResponses();
         }
+    }
+
+    /** Another request amid the SaslAuthenticate exchange: its own error response, ILLEGAL_SASL_STATE, after the delay; then close. */
+    private void refuseDuringAuthentication(RequestHeader header, ApiKeys key, short version, FrameDecoder.Frame frame, ByteBuffer body) {
+        AbstractRequest request = null;
+        try {
+            request = AbstractRequest.parseRequest(key, version, body).request;
+        } catch (RuntimeException e) {
+            // Unparsable: nothing to answer; closed after the delay all the same.
+        }
+        Pending p = new Pending(header, request, version, frame);
+        pending.add(p);
+        p.frame.release();
+        p.done = true;
+        p.failAfter = true;
+        p.response = request == null ? null : request.getErrorResponse(0, new org.apache.kafka.common.errors.IllegalSaslStateException(
+                "Unexpected Kafka request of type " + key + " during SASL authentication.")).data();
+        closing = true;
+        LOG.debugf("authentication failed listener=%s client=%s: %s during SASL authentication", listenerName, transport.clientHost(), key);
+        flushResponses();
     }
 
     /** A raw token after SaslHandshake v0 (KIP-43): its challenge goes back size-prefixed, without a response header. */
@@ -298,8 +332,13 @@ final class RequestPipeline {
                 writeHeap(heap);
                 java.util.List<ByteBuffer> last = new java.util.ArrayList<>();
                 if (p.response != null && !closed) {
-                    for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
-                        last.add((ByteBuffer) part);
+                    try {
+                        for (Object part : Frames.encodeResponseParts(p.header.apiKey(), p.responseVersion, p.header.correlationId(), p.response)) {
+                            last.add((ByteBuffer) part);
+                        }
+                    } catch (RuntimeException e) {
+                        LOG.debugf("could not encode the failed authentication's response api=%s: %s", p.header.apiKey(), e.toString());
+                        last.clear();
                     }
                 }
                 if (!closed) {

@@ -35,8 +35,17 @@ final class SaslSession {
         PASS,
         /** Answered by this session ({@link #handshake}, {@link #authenticate}). */
         SASL,
-        /** Not allowed now: the connection closes without an answer, as Apache's. */
-        CLOSE
+        /**
+         * Not allowed now: the connection closes without an answer, as Apache's (after the failed
+         * authentication delay while the connection has not authenticated).
+         */
+        CLOSE,
+        /**
+         * Another request in the middle of the SaslAuthenticate exchange: answered with its own
+         * ILLEGAL_SASL_STATE error response after the delay, then closed, as Apache's
+         * "Unexpected Kafka request of type X during SASL authentication".
+         */
+        REFUSE
     }
 
     /** Authentication failed: {@code response} (if any) goes out after Apache's delay, then the connection closes. */
@@ -103,7 +112,12 @@ final class SaslSession {
                 return key == ApiKeys.SASL_HANDSHAKE ? Verdict.SASL : Verdict.CLOSE;
             case AUTHENTICATE:
             case REAUTH_AUTHENTICATE:
-                return key == ApiKeys.SASL_AUTHENTICATE && versionSupported ? Verdict.SASL : Verdict.CLOSE;
+                if (key == ApiKeys.SASL_AUTHENTICATE) {
+                    return versionSupported ? Verdict.SASL : Verdict.CLOSE;
+                }
+                state = State.FAILED;
+                disposeServer();
+                return Verdict.REFUSE;
             case COMPLETE:
                 if (key == ApiKeys.SASL_HANDSHAKE && expiresAtNanos != null
                         && (lastReauthStartNanos == null || nanos.getAsLong() - lastReauthStartNanos >= MIN_REAUTH_INTERVAL_NANOS)) {

@@ -70,7 +70,9 @@ class SaslSessionTest {
         var hs = (SaslHandshakeResponseData) s.handshake(handshake("PLAIN"), (short) 1);
         assertThat(hs.errorCode()).isZero();
         assertThat(hs.mechanisms()).containsExactly("PLAIN");
-        assertThat(s.admit(ApiKeys.METADATA, true)).as("a request in the middle of the exchange").isEqualTo(SaslSession.Verdict.CLOSE);
+        assertThat(s.admit(ApiKeys.METADATA, true)).as("a request in the middle of the exchange: ILLEGAL_SASL_STATE, then closed")
+                .isEqualTo(SaslSession.Verdict.REFUSE);
+        assertThat(s.admit(ApiKeys.SASL_AUTHENTICATE, true)).as("and the exchange is over").isEqualTo(SaslSession.Verdict.CLOSE);
 
         SaslSession t = session(Map.of());
         login(t, "alice", "alice-secret");
@@ -135,7 +137,8 @@ class SaslSessionTest {
         assertThat(s.admit(ApiKeys.PRODUCE, true)).isEqualTo(SaslSession.Verdict.PASS);
         assertThat(s.admit(ApiKeys.SASL_HANDSHAKE, true)).isEqualTo(SaslSession.Verdict.SASL);
         s.handshake(handshake("PLAIN"), (short) 1);
-        assertThat(s.admit(ApiKeys.PRODUCE, true)).as("a request in the middle of re-authentication").isEqualTo(SaslSession.Verdict.CLOSE);
+        assertThat(s.admit(ApiKeys.PRODUCE, true)).as("a request in the middle of re-authentication").isEqualTo(SaslSession.Verdict.REFUSE);
+        assertThat(s.admit(ApiKeys.PRODUCE, true)).isEqualTo(SaslSession.Verdict.CLOSE);
     }
 
     @Test
