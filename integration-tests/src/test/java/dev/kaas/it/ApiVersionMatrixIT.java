@@ -102,7 +102,8 @@ class ApiVersionMatrixIT {
             ApiKeys.TXN_OFFSET_COMMIT, ApiKeys.DESCRIBE_PRODUCERS, ApiKeys.DESCRIBE_TRANSACTIONS, ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS,
             ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
-            ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE);
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
+            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -143,6 +144,34 @@ class ApiVersionMatrixIT {
                         new org.apache.kafka.common.message.SaslAuthenticateRequestData().setAuthBytes(new byte[] {0, 'a', 0, 'b'}));
                 assertThat(Errors.forCode(r.data().errorCode())).as("SaslAuthenticate v%d", v).isEqualTo(Errors.ILLEGAL_SASL_STATE);
                 assertThat(r.data().errorMessage()).isEqualTo("SaslAuthenticate request received after successful authentication");
+            }
+        }
+    }
+
+    @Test
+    void scramCredentialApisAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS); v++) {
+                String user = "matrix-user-" + v;
+                var altered = (org.apache.kafka.common.requests.AlterUserScramCredentialsResponse) c.send(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, v,
+                        new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData().setUpsertions(List.of(
+                                new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialUpsertion()
+                                        .setName(user).setMechanism((byte) 2).setIterations(4096).setSalt(new byte[] {1, 2, 3})
+                                        .setSaltedPassword(new byte[64]))));
+                assertThat(altered.data().results()).singleElement().satisfies(r -> {
+                    assertThat(r.user()).isEqualTo(user);
+                    assertThat(Errors.forCode(r.errorCode())).as("AlterUserScramCredentials v%d", (int) 0).isEqualTo(Errors.NONE);
+                });
+            }
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS); v++) {
+                var described = (org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse) c.send(
+                        ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, v, new org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData()
+                                .setUsers(List.of(new org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData.UserName()
+                                        .setName("matrix-user-0"))));
+                assertThat(described.data().results()).singleElement().satisfies(r -> {
+                    assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
+                    assertThat(r.credentialInfos()).singleElement().satisfies(i -> assertThat(i.iterations()).isEqualTo(4096));
+                });
             }
         }
     }

@@ -45,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SaslIT {
     static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
             + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
+    static final String SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
     static final long FAILED_AUTH_DELAY_MS = 400;
 
     @TempDir
@@ -60,9 +61,12 @@ class SaslIT {
         Path brokerStore = ca.issue("broker", "CN=localhost,O=kaas", "PKCS12");
         Map<String, String> props = new HashMap<>();
         props.put("kaas.broker.listener-security-protocol-map", "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL");
-        props.put("sasl.enabled.mechanisms", "PLAIN");
-        props.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
-        props.put("listener.name.sasl_ssl.plain.sasl.jaas.config", JAAS);
+        props.put("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
+        for (String listener : List.of("sasl_plaintext", "sasl_ssl")) {
+            props.put("listener.name." + listener + ".plain.sasl.jaas.config", JAAS);
+            props.put("listener.name." + listener + ".scram-sha-256.sasl.jaas.config", SCRAM_JAAS);
+            props.put("listener.name." + listener + ".scram-sha-512.sasl.jaas.config", SCRAM_JAAS);
+        }
         props.put("listener.name.sasl_plaintext.connections.max.reauth.ms", "2000");
         props.put("connection.failed.authentication.delay.ms", Long.toString(FAILED_AUTH_DELAY_MS));
         props.put("ssl.keystore.type", "PKCS12");
@@ -93,11 +97,16 @@ class SaslIT {
     }
 
     static Properties sasl(int port, String user, String password) {
+        return sasl(port, "PLAIN", user, password);
+    }
+
+    static Properties sasl(int port, String mechanism, String user, String password) {
         Properties p = new Properties();
         p.put("bootstrap.servers", "localhost:" + port);
         p.put("security.protocol", port == saslSslPort ? "SASL_SSL" : "SASL_PLAINTEXT");
-        p.put("sasl.mechanism", "PLAIN");
-        p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
+        p.put("sasl.mechanism", mechanism);
+        p.put("sasl.jaas.config", (mechanism.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule") + " required username=\"" + user
                 + "\" password=\"" + password + "\";");
         if (port == saslSslPort) {
             p.put("ssl.truststore.type", "PKCS12");
@@ -160,6 +169,52 @@ class SaslIT {
         }
     }
 
+    /**
+     * SCRAM users made with Apache's own kafka-configs.sh (through the controller), described,
+     * logged in with over both listeners by the Java clients, and removed again.
+     */
+    @Test
+    void scramUsersMadeWithKafkaConfigsLogInAndStopLoggingInWhenDeleted() throws Exception {
+        var added = ShellTools.run("kafka.admin.ConfigCommand", null, "--bootstrap-server", cluster.bootstrap(), "--alter",
+                "--add-config", "SCRAM-SHA-256=[iterations=8192,password=carol-secret],SCRAM-SHA-512=[password=carol-secret]",
+                "--entity-type", "users", "--entity-name", "carol");
+        assertThat(added.exitCode()).as(added.stderr()).isZero();
+        assertThat(added.stdout()).contains("Completed updating config for user carol.");
+        // (kafka-configs.sh --describe --entity-type users asks for client quotas too, which are not built yet.)
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            assertThat(admin.describeUserScramCredentials(List.of("carol")).all().get(30, TimeUnit.SECONDS).get("carol").credentialInfos())
+                    .extracting(i -> i.mechanism() + "=" + i.iterations())
+                    .containsExactlyInAnyOrder("SCRAM_SHA_256=8192", "SCRAM_SHA_512=4096");
+        }
+
+        try (Admin admin = Admin.create(sasl(saslPort, "SCRAM-SHA-512", "carol", "carol-secret"))) {
+            admin.createTopics(List.of(new NewTopic("over-scram", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        List<String> sent = TlsIT.produce(sasl(saslSslPort, "SCRAM-SHA-256", "carol", "carol-secret"), "over-scram", 200);
+        assertThat(TlsIT.consume(sasl(saslPort, "SCRAM-SHA-512", "carol", "carol-secret"), "over-scram", sent.size()))
+                .containsExactlyElementsOf(sent);
+        assertRefused(sasl(saslPort, "SCRAM-SHA-512", "carol", "not-carols"));
+
+        var deleted = ShellTools.run("kafka.admin.ConfigCommand", null, "--bootstrap-server", cluster.bootstrap(), "--alter",
+                "--delete-config", "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "carol");
+        assertThat(deleted.exitCode()).as(deleted.stderr()).isZero();
+        assertRefused(sasl(saslPort, "SCRAM-SHA-512", "carol", "carol-secret"));
+        try (Admin admin = Admin.create(sasl(saslPort, "SCRAM-SHA-256", "carol", "carol-secret"))) {
+            assertThat(admin.describeUserScramCredentials(List.of("carol")).all().get(30, TimeUnit.SECONDS).get("carol")
+                    .credentialInfos()).as("the other mechanism's credential stays").singleElement()
+                    .satisfies(i -> assertThat(i.mechanism()).isEqualTo(org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_256));
+        }
+    }
+
+    static void assertRefused(Properties props) {
+        props.put("request.timeout.ms", "10000");
+        props.put("default.api.timeout.ms", "15000");
+        try (Admin admin = Admin.create(props)) {
+            assertThatThrownBy(() -> admin.describeCluster().nodes().get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).cause().isInstanceOf(SaslAuthenticationException.class);
+        }
+    }
+
     @Test
     void aWrongPasswordIsSaslAuthenticationFailedWithApachesMessage() {
         for (int port : new int[] {saslPort, saslSslPort}) {
@@ -218,7 +273,7 @@ class SaslIT {
         try (RawClient c = new RawClient(saslPort)) {
             var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
             assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.NONE);
-            assertThat(hs.data().mechanisms()).containsExactly("PLAIN");
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
             var ok = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 2, new SaslAuthenticateRequestData()
                     .setAuthBytes("\0bob\0bob-secret".getBytes(StandardCharsets.UTF_8)));
             assertThat(Errors.forCode(ok.data().errorCode())).isEqualTo(Errors.NONE);
@@ -255,7 +310,7 @@ class SaslIT {
         try (RawClient c = new RawClient(saslPort)) {
             var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("GSSAPI"));
             assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.UNSUPPORTED_SASL_MECHANISM);
-            assertThat(hs.data().mechanisms()).containsExactly("PLAIN");
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
             assertThat(c.closedByPeer()).isTrue();
         }
     }

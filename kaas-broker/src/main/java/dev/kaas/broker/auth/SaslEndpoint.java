@@ -7,6 +7,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
+import javax.security.auth.callback.Callback;
+import javax.security.auth.callback.NameCallback;
+import javax.security.auth.callback.UnsupportedCallbackException;
 import javax.security.sasl.SaslServer;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.network.ListenerName;
@@ -14,6 +17,10 @@ import org.apache.kafka.common.security.JaasContext;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
 import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
+import org.apache.kafka.common.security.scram.ScramCredentialCallback;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
+import org.apache.kafka.common.security.scram.internals.ScramSaslServer;
+import org.apache.kafka.common.security.token.delegation.internals.DelegationTokenCredentialCallback;
 
 /**
  * The SASL side of one SASL_PLAINTEXT or SASL_SSL listener, from Apache's settings under
@@ -27,9 +34,12 @@ import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandl
  *
  * <p>Mechanisms are kafka-clients' own servers: PLAIN is {@link PlainSaslServer} with Apache's
  * default {@link PlainServerCallbackHandler}, which checks a password against the
- * {@code user_<name>="<password>"} options of the JAAS entry. GSSAPI (Kerberos) is not served;
- * SCRAM and OAUTHBEARER are not served yet: a listener that enables one fails start-up with one
- * line, rather than failing every client's handshake later.
+ * {@code user_<name>="<password>"} options of the JAAS entry; SCRAM-SHA-256 and SCRAM-SHA-512
+ * are {@link ScramSaslServer} with the credentials the controller published
+ * (AlterUserScramCredentials, {@link ScramCredentials}), and need a JAAS entry as in Apache
+ * ({@code org.apache.kafka.common.security.scram.ScramLoginModule required;}). GSSAPI (Kerberos)
+ * is not served, OAUTHBEARER not yet: a listener that enables one fails start-up with one line,
+ * rather than failing every client's handshake later.
  */
 public final class SaslEndpoint {
     public static final String PLAIN = PlainSaslServer.PLAIN_MECHANISM;
@@ -41,12 +51,14 @@ public final class SaslEndpoint {
     private final String listener;
     private final List<String> mechanisms;
     private final Map<String, PlainServerCallbackHandler> plain;
+    private final ScramCredentials scram;
     private final Map<String, Long> reauthMs;
     private final int maxReceiveSize;
     private final long failedAuthenticationDelayMs;
 
-    private SaslEndpoint(String listener, List<String> mechanisms, Map<String, PlainServerCallbackHandler> plain,
+    private SaslEndpoint(String listener, List<String> mechanisms, Map<String, PlainServerCallbackHandler> plain, ScramCredentials scram,
                          Map<String, Long> reauthMs, int maxReceiveSize, long failedAuthenticationDelayMs) {
+        this.scram = scram;
         this.listener = listener;
         this.mechanisms = List.copyOf(mechanisms);
         this.plain = Map.copyOf(plain);
@@ -60,7 +72,7 @@ public final class SaslEndpoint {
      *                 password is taken literally
      * @throws IllegalArgumentException one line naming the listener and what is wrong
      */
-    public static SaslEndpoint create(String listener, Function<String, Optional<String>> settings) {
+    public static SaslEndpoint create(String listener, Function<String, Optional<String>> settings, ScramCredentials scram) {
         String prefix = "listener.name." + listener.toLowerCase(Locale.ROOT) + ".";
         Function<String, Optional<String>> scoped = name -> settings.apply(prefix + name).or(() -> settings.apply(name));
         List<String> mechanisms = new ArrayList<>();
@@ -75,10 +87,10 @@ public final class SaslEndpoint {
         Map<String, PlainServerCallbackHandler> plain = new LinkedHashMap<>();
         Map<String, Long> reauth = new LinkedHashMap<>();
         for (String m : mechanisms) {
-            if (!m.equals(PLAIN)) {
+            if (!m.equals(PLAIN) && ScramMechanism.forMechanismName(m) == null) {
                 throw new IllegalArgumentException("listener " + listener + ": SASL mechanism " + m + " is not served"
                         + (m.equals("GSSAPI") ? " (Kerberos is not supported; Apache's default sasl.enabled.mechanisms is GSSAPI:"
-                        + " set it, e.g. to PLAIN)" : " yet; kaas serves PLAIN"));
+                        + " set it, e.g. to PLAIN or SCRAM-SHA-512)" : " yet; kaas serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512"));
             }
             String jaasKey = m.toLowerCase(Locale.ROOT) + ".sasl.jaas.config";
             Map<String, Object> jaas = new LinkedHashMap<>();
@@ -90,9 +102,11 @@ public final class SaslEndpoint {
                 throw new IllegalArgumentException("listener " + listener + ": no JAAS configuration for " + m + " (set " + prefix
                         + jaasKey + "): " + e.getMessage(), e);
             }
-            PlainServerCallbackHandler handler = new PlainServerCallbackHandler();
-            handler.configure(Map.of(), m, context.configurationEntries());
-            plain.put(m, handler);
+            if (m.equals(PLAIN)) {
+                PlainServerCallbackHandler handler = new PlainServerCallbackHandler();
+                handler.configure(Map.of(), m, context.configurationEntries());
+                plain.put(m, handler);
+            }
             String mechanismReauth = prefix + m.toLowerCase(Locale.ROOT) + ".connections.max.reauth.ms";
             reauth.put(m, number(listener, "connections.max.reauth.ms",
                     settings.apply(mechanismReauth).or(() -> scoped.apply("connections.max.reauth.ms")).orElse("0")));
@@ -108,7 +122,7 @@ public final class SaslEndpoint {
         if (delay < 0) {
             throw new IllegalArgumentException("listener " + listener + ": connection.failed.authentication.delay.ms must not be negative");
         }
-        return new SaslEndpoint(listener, mechanisms, plain, reauth, (int) maxReceive, delay);
+        return new SaslEndpoint(listener, mechanisms, plain, scram, reauth, (int) maxReceive, delay);
     }
 
     private static long number(String listener, String name, String value) {
@@ -134,11 +148,32 @@ public final class SaslEndpoint {
 
     /** A new server for one authentication with {@code mechanism}, which must be enabled. */
     public SaslServer newServer(String mechanism) {
-        PlainServerCallbackHandler handler = plain.get(mechanism);
-        if (handler == null) {
+        if (!enabled(mechanism)) {
             throw new IllegalArgumentException("SASL mechanism " + mechanism + " is not enabled on listener " + listener);
         }
-        return new PlainSaslServer(handler);
+        PlainServerCallbackHandler handler = plain.get(mechanism);
+        if (handler != null) {
+            return new PlainSaslServer(handler);
+        }
+        try {
+            return new ScramSaslServer(ScramMechanism.forMechanismName(mechanism), Map.of(), callbacks -> {
+                String user = null;
+                for (Callback c : callbacks) {
+                    if (c instanceof NameCallback name) {
+                        user = name.getDefaultName();
+                    } else if (c instanceof DelegationTokenCredentialCallback) {
+                        // No delegation tokens: the token's credential stays unknown, and the server fails the exchange.
+                        continue;
+                    } else if (c instanceof ScramCredentialCallback credential) {
+                        credential.scramCredential(user == null ? null : scram.find(user, mechanism));
+                    } else {
+                        throw new UnsupportedCallbackException(c);
+                    }
+                }
+            });
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this JVM lacks " + mechanism + "'s hash", e);
+        }
     }
 
     /** Apache's DefaultKafkaPrincipalBuilder: {@code User:} and the authorization id the exchange settled on. */

@@ -3,6 +3,8 @@ package dev.kaas.broker.cluster;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AlterScramCredentialsCall;
+import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AssignmentVersionCall;
 import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.ControllerAdminGrpc;
@@ -65,6 +67,10 @@ public class ControllerAdmin {
     public CompletableFuture<ProducerIdBlock> allocateProducerIds(int brokerId) {
         return unary(AllocateProducerIdsCall.newBuilder().setBrokerId(brokerId).build(),
                 (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).allocateProducerIds(c, o));
+    }
+
+    public CompletableFuture<AlterScramCredentialsReply> alterScramCredentials(AlterScramCredentialsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterScramCredentials(c, o));
     }
 
     /** The version of the assignment the controller has published (see the AssignmentVersion RPC). */

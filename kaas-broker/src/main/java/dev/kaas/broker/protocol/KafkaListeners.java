@@ -2,6 +2,7 @@ package dev.kaas.broker.protocol;
 
 import dev.kaas.broker.auth.ListenerProtocols;
 import dev.kaas.broker.auth.SaslEndpoint;
+import dev.kaas.broker.auth.ScramCredentials;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.config.BrokerConfig;
 import io.quarkus.runtime.ShutdownEvent;
@@ -38,6 +39,7 @@ public class KafkaListeners {
     private final List<String> deployments = new ArrayList<>();
     private final RequestMemory memory;
     private final ConnectionLimits limits;
+    private final ScramCredentials scram;
     /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
     private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kaas-tls-reload");
@@ -45,7 +47,8 @@ public class KafkaListeners {
         return t;
     });
 
-    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry) {
+    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram) {
+        this.scram = scram;
         this.vertx = vertx;
         this.config = config;
         this.registry = registry;
@@ -70,7 +73,7 @@ public class KafkaListeners {
             TlsEndpoint tls = protocol == SecurityProtocol.SSL || protocol == SecurityProtocol.SASL_SSL
                     ? TlsEndpoint.create(spec.name(), raw) : null;
             SaslEndpoint sasl = protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL
-                    ? SaslEndpoint.create(spec.name(), raw) : null;
+                    ? SaslEndpoint.create(spec.name(), raw, scram) : null;
             if (tls != null) {
                 tlsEndpoints.add(tls);
             }

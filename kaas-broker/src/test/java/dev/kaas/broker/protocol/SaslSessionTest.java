@@ -29,7 +29,7 @@ class SaslSessionTest {
         Map<String, String> settings = new HashMap<>(Map.of("sasl.enabled.mechanisms", "PLAIN",
                 "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
         settings.putAll(extra);
-        return SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.ofNullable(settings.get(name)));
+        return SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.ofNullable(settings.get(name)), (user, mechanism) -> null);
     }
 
     SaslSession session(Map<String, String> extra) {
@@ -173,14 +173,54 @@ class SaslSessionTest {
         assertThat(s.admit(ApiKeys.SASL_HANDSHAKE, true)).isEqualTo(SaslSession.Verdict.PASS);
     }
 
+    /** kafka-clients' own SCRAM client against the session, with the credential the controller would have published. */
+    @Test
+    void scramWithThePublishedCredentialAuthenticatesAndAWrongPasswordDoesNot() throws Exception {
+        byte[] salt = "some-salt".getBytes(StandardCharsets.UTF_8);
+        var formatter = new org.apache.kafka.common.security.scram.internals.ScramFormatter(
+                org.apache.kafka.common.security.scram.internals.ScramMechanism.SCRAM_SHA_512);
+        var credential = formatter.generateCredential(salt, formatter.saltedPassword("carol-secret", salt, 4096), 4096);
+        Map<String, String> settings = Map.of("sasl.enabled.mechanisms", "SCRAM-SHA-512",
+                "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;");
+        SaslEndpoint endpoint = SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.ofNullable(settings.get(name)),
+                (user, mechanism) -> user.equals("carol") && mechanism.equals("SCRAM-SHA-512") ? credential : null);
+
+        assertThat(scram(endpoint, "carol", "carol-secret").principal()).isEqualTo(new KafkaPrincipal("User", "carol"));
+        assertThatThrownBy(() -> scram(endpoint, "carol", "wrong")).isInstanceOfSatisfying(SaslSession.Failure.class,
+                f -> assertThat(((SaslAuthenticateResponseData) f.response).errorCode()).isEqualTo(Errors.SASL_AUTHENTICATION_FAILED.code()));
+        assertThatThrownBy(() -> scram(endpoint, "mallory", "carol-secret")).isInstanceOf(SaslSession.Failure.class);
+    }
+
+    SaslSession scram(SaslEndpoint endpoint, String user, String password) throws Exception {
+        SaslSession s = new SaslSession(endpoint, nanos::get);
+        s.handshake(handshake("SCRAM-SHA-512"), (short) 1);
+        var client = new org.apache.kafka.common.security.scram.internals.ScramSaslClient(
+                org.apache.kafka.common.security.scram.internals.ScramMechanism.SCRAM_SHA_512, callbacks -> {
+                    for (var c : callbacks) {
+                        if (c instanceof javax.security.auth.callback.NameCallback n) {
+                            n.setName(user);
+                        } else if (c instanceof javax.security.auth.callback.PasswordCallback p) {
+                            p.setPassword(password.toCharArray());
+                        }
+                    }
+                });
+        byte[] token = client.evaluateChallenge(new byte[0]);
+        while (!s.authenticated()) {
+            var answer = (SaslAuthenticateResponseData) s.authenticate(new SaslAuthenticateRequestData().setAuthBytes(token));
+            token = client.evaluateChallenge(answer.authBytes());
+        }
+        assertThat(client.isComplete()).as("the server proved itself to the client").isTrue();
+        return s;
+    }
+
     @Test
     void startUpRefusesWhatItCannotServe() {
-        assertThatThrownBy(() -> SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.empty()))
+        assertThatThrownBy(() -> SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.empty(), (user, mechanism) -> null))
                 .hasMessageContaining("GSSAPI").hasMessageContaining("Kerberos is not supported");
         assertThatThrownBy(() -> SaslEndpoint.create("SASL_PLAINTEXT",
-                name -> Optional.ofNullable(Map.of("sasl.enabled.mechanisms", "PLAIN").get(name))))
+                name -> Optional.ofNullable(Map.of("sasl.enabled.mechanisms", "PLAIN").get(name)), (user, mechanism) -> null))
                 .hasMessageContaining("listener.name.sasl_plaintext.plain.sasl.jaas.config");
-        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256")))
-                .hasMessageContaining("SCRAM-SHA-256 is not served yet");
+        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER")))
+                .hasMessageContaining("OAUTHBEARER is not served yet");
     }
 }

@@ -16,11 +16,14 @@ import java.util.TreeMap;
  * @param brokerConfigs the dynamic broker configuration (IncrementalAlterConfigs BROKER), by
  *                      resource name: {@code ""} the cluster-wide defaults, a broker id that
  *                      broker's own; Apache broker names and values as set
+ * @param scramUsers    the SCRAM credentials of each user (AlterUserScramCredentials), by user
+ *                      name, one per mechanism
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
                          List<SlotAssignment> txnSlots,
-                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs) {
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers) {
     public static final int SLOTS = 50;
     /** The resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
@@ -40,6 +43,21 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
             });
         }
         brokerConfigs = java.util.Collections.unmodifiableMap(sorted);
+        Map<String, List<ScramUser>> users = new TreeMap<>();
+        if (scramUsers != null) {
+            scramUsers.forEach((user, credentials) -> {
+                if (credentials != null && !credentials.isEmpty()) {
+                    users.put(user, credentials.stream().sorted(java.util.Comparator.comparing(ScramUser::mechanism)).toList());
+                }
+            });
+        }
+        scramUsers = java.util.Collections.unmodifiableMap(users);
+    }
+
+    public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
+                      List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots,
+                      Map<String, Map<String, String>> brokerConfigs) {
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, Map.of());
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,

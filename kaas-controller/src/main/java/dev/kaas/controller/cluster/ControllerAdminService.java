@@ -1,6 +1,8 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AlterScramCredentialsCall;
+import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AssignmentVersionCall;
 import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.AlterBrokerConfigsCall;
@@ -69,6 +71,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     public void allocateProducerIds(AllocateProducerIdsCall call, StreamObserver<ProducerIdBlock> out) {
         reply(runtime.submit(core -> ProducerIdBlock.newBuilder()
                 .setFirst(core.allocateProducerIds()).setSize(ProducerIdStore.BLOCK_SIZE).build()), out);
+    }
+
+    @Override
+    public void alterScramCredentials(AlterScramCredentialsCall call, StreamObserver<AlterScramCredentialsReply> out) {
+        reply(runtime.submit(core -> core.alterScramCredentials(call)), out);
     }
 
     @Override

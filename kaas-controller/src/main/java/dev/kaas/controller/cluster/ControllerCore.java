@@ -14,6 +14,8 @@ import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.AlterBrokerConfigsCall;
 import dev.kaas.proto.AlterBrokerConfigsReply;
+import dev.kaas.proto.AlterScramCredentialsCall;
+import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.ConfigOp;
 import dev.kaas.proto.AlterTopicConfigsReply;
@@ -607,11 +609,28 @@ public final class ControllerCore {
                         p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots(), current.brokerConfigs()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers()));
             // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
         return reply.setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * AlterUserScramCredentials ({@link ScramCredentialChanges}, Apache's rules): what is valid is
+     * published in the assignment at once, so every broker authenticates with it and a new
+     * controller keeps it.
+     */
+    public AlterScramCredentialsReply alterScramCredentials(AlterScramCredentialsCall call) throws IOException {
+        requireWritable();
+        ScramCredentialChanges.Outcome outcome = ScramCredentialChanges.apply(current.scramUsers(), call);
+        if (outcome.changed()) {
+            publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
+                    current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users()));
+            // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
+            requireLeader();
+        }
+        return AlterScramCredentialsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
 
     /**
@@ -656,7 +675,7 @@ public final class ControllerCore {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
             all.put(call.getResource(), next);
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), all));
+                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -926,7 +945,8 @@ public final class ControllerCore {
                 && a.topics().equals(b.topics())
                 && a.groupSlots().equals(b.groupSlots())
                 && a.txnSlots().equals(b.txnSlots())
-                && a.brokerConfigs().equals(b.brokerConfigs());
+                && a.brokerConfigs().equals(b.brokerConfigs())
+                && a.scramUsers().equals(b.scramUsers());
     }
 
     private void requireLeader() {

@@ -163,6 +163,28 @@ class ControllerCoreTest {
         assertThat(s.received).hasSizeGreaterThanOrEqualTo(4).extracting(Assignment::version).isSorted();
     }
 
+    /** SCRAM credentials are published, on disk and pushed, and every later publication (a new topic, a new broker) keeps them. */
+    @Test
+    void scramCredentialsArePublishedAndKeptByEveryLaterPublication() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        var reply = core.alterScramCredentials(dev.kaas.proto.AlterScramCredentialsCall.newBuilder()
+                .addUpsertions(ScramCredentialChangesTest.upsert("alice", 2, 4096, "alice-secret")).build());
+
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().version()).isEqualTo(reply.getAssignmentVersion());
+        assertThat(s.last().scramUsers()).containsOnlyKeys("alice");
+        assertThat(onDisk().scramUsers()).isEqualTo(s.last().scramUsers());
+        core.createTopics(create("after", 2));
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
+        core.alterBrokerConfigs(dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource("")
+                .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("log.retention.ms").setValue("1000").setOp(0)).build());
+        assertThat(s.last().version()).isGreaterThan(reply.getAssignmentVersion());
+        assertThat(s.last().scramUsers()).as("kept by later publications").containsOnlyKeys("alice");
+        assertThat(onDisk().scramUsers().get("alice").get(0).iterations()).isEqualTo(4096);
+    }
+
     /** CreatePartitions as Apache's controller: grows, never shrinks, keeps the existing leaders, places the new ones. */
     @Test
     void createPartitionsGrowsATopicAndRefusesWhatApacheRefuses() throws Exception {
