@@ -163,9 +163,10 @@ public class FetchHandler implements ApiHandler {
                     expired = true;
                     partitions.storage().execute(() -> attempt(false));
                 }, data.maxWaitMs(), TimeUnit.MILLISECONDS);
-                if (dirty) {
-                    partitions.storage().execute(() -> attempt(false));
-                }
+                // A high watermark that moved after collect() read it and before park() registered
+                // woke nobody: look once more now that a wake-up cannot be missed, or the fetch
+                // would sit out its whole max wait with the bytes it waits for already there.
+                partitions.storage().execute(() -> attempt(false));
             }
         }
 
