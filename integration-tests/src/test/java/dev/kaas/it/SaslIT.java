@@ -33,6 +33,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.jose4j.jwk.JsonWebKey;
+import org.jose4j.jwk.JsonWebKeySet;
+import org.jose4j.jwk.RsaJsonWebKey;
+import org.jose4j.jwk.RsaJwkGenerator;
+import org.jose4j.jws.AlgorithmIdentifiers;
+import org.jose4j.jws.JsonWebSignature;
+import org.jose4j.jwt.JwtClaims;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,7 +53,10 @@ class SaslIT {
     static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
             + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
     static final String SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+    static final String OAUTH_JAAS = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;";
+    static final String ISSUER = "https://issuer.kaas.test";
     static final long FAILED_AUTH_DELAY_MS = 400;
+    static RsaJsonWebKey issuerKey;
 
     @TempDir
     static Path tmp;
@@ -61,12 +71,23 @@ class SaslIT {
         Path brokerStore = ca.issue("broker", "CN=localhost,O=kaas", "PKCS12");
         Map<String, String> props = new HashMap<>();
         props.put("kaas.broker.listener-security-protocol-map", "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL");
-        props.put("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
+        props.put("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER");
         for (String listener : List.of("sasl_plaintext", "sasl_ssl")) {
             props.put("listener.name." + listener + ".plain.sasl.jaas.config", JAAS);
             props.put("listener.name." + listener + ".scram-sha-256.sasl.jaas.config", SCRAM_JAAS);
             props.put("listener.name." + listener + ".scram-sha-512.sasl.jaas.config", SCRAM_JAAS);
+            props.put("listener.name." + listener + ".oauthbearer.sasl.jaas.config", OAUTH_JAAS);
+            props.put("listener.name." + listener + ".oauthbearer.sasl.server.callback.handler.class",
+                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler");
         }
+        // The identity provider: a signing key, its public half published as a JWKS file.
+        issuerKey = RsaJwkGenerator.generateJwk(2048);
+        issuerKey.setKeyId("issuer-key-1");
+        Path jwks = tmp.resolve("jwks.json");
+        java.nio.file.Files.writeString(jwks, new JsonWebKeySet(issuerKey).toJson(JsonWebKey.OutputControlLevel.PUBLIC_ONLY));
+        props.put("sasl.oauthbearer.jwks.endpoint.url", jwks.toUri().toString());
+        props.put("sasl.oauthbearer.expected.audience", "kaas");
+        props.put("sasl.oauthbearer.expected.issuer", ISSUER);
         props.put("listener.name.sasl_plaintext.connections.max.reauth.ms", "2000");
         props.put("connection.failed.authentication.delay.ms", Long.toString(FAILED_AUTH_DELAY_MS));
         props.put("ssl.keystore.type", "PKCS12");
@@ -206,6 +227,80 @@ class SaslIT {
         }
     }
 
+    /** A JWT as an identity provider issues one: signed with {@code key}, for {@code audience}, valid for {@code minutes}. */
+    static Path token(RsaJsonWebKey key, String subject, String audience, int minutes) throws Exception {
+        JwtClaims claims = new JwtClaims();
+        claims.setIssuer(ISSUER);
+        claims.setAudience(audience);
+        claims.setSubject(subject);
+        claims.setIssuedAtToNow();
+        claims.setExpirationTimeMinutesInTheFuture(minutes);
+        claims.setClaim("scope", "kafka");
+        JsonWebSignature jws = new JsonWebSignature();
+        jws.setPayload(claims.toJson());
+        jws.setKey(key.getPrivateKey());
+        jws.setKeyIdHeaderValue(key.getKeyId());
+        jws.setAlgorithmHeaderValue(AlgorithmIdentifiers.RSA_USING_SHA256);
+        Path file = java.nio.file.Files.createTempFile(tmp, "token", ".jwt");
+        java.nio.file.Files.writeString(file, jws.getCompactSerialization());
+        return file;
+    }
+
+    /** Apache's own client-side OAUTHBEARER login, reading its token from a file (KIP-768's file token endpoint). */
+    static Properties oauth(int port, Path token) {
+        Properties p = sasl(port, "PLAIN", "x", "x");
+        p.put("sasl.mechanism", "OAUTHBEARER");
+        p.put("sasl.jaas.config", OAUTH_JAAS);
+        p.put("sasl.login.callback.handler.class", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler");
+        p.put("sasl.oauthbearer.token.endpoint.url", token.toUri().toString());
+        return p;
+    }
+
+    @Test
+    void oauthbearerTokensSignedByTheConfiguredIssuerAreAcceptedAndOthersRefused() throws Exception {
+        Path dora = token(issuerKey, "dora", "kaas", 10);
+        try (Admin admin = Admin.create(oauth(saslPort, dora))) {
+            admin.createTopics(List.of(new NewTopic("over-oauth", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        List<String> sent = TlsIT.produce(oauth(saslSslPort, dora), "over-oauth", 100);
+        assertThat(TlsIT.consume(oauth(saslPort, dora), "over-oauth", sent.size())).containsExactlyElementsOf(sent);
+
+        RsaJsonWebKey stranger = RsaJwkGenerator.generateJwk(2048);
+        stranger.setKeyId(issuerKey.getKeyId());
+        assertRefused(oauth(saslPort, token(stranger, "dora", "kaas", 10)));
+        assertRefused(oauth(saslPort, token(issuerKey, "dora", "another-service", 10)));
+    }
+
+    @Test
+    void anOauthbearerSessionEndsWithItsToken() throws Exception {
+        // The raw exchange, to read the session lifetime: a token valid for one minute gets what is left of it
+        // (on SASL_SSL, which sets no connections.max.reauth.ms).
+        String jwt = java.nio.file.Files.readString(token(issuerKey, "dora", "kaas", 1));
+        try (RawClient c = new RawClient(tlsSocket(saslSslPort))) {
+            c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("OAUTHBEARER"));
+            byte[] initial = new org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerClientInitialResponse(jwt, null,
+                    org.apache.kafka.common.security.auth.SaslExtensions.empty()).toBytes();
+            var ok = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 2, new SaslAuthenticateRequestData().setAuthBytes(initial));
+            assertThat(Errors.forCode(ok.data().errorCode())).as(ok.data().errorMessage()).isEqualTo(Errors.NONE);
+            assertThat(ok.data().sessionLifetimeMs()).isBetween(45_000L, 60_000L);
+        }
+    }
+
+    static javax.net.ssl.SSLSocket tlsSocket(int port) throws Exception {
+        java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = java.nio.file.Files.newInputStream(ca.truststore())) {
+            trust.load(in, TestCerts.PASSWORD.toCharArray());
+        }
+        var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        var ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+        ctx.init(null, tmf.getTrustManagers(), null);
+        var s = (javax.net.ssl.SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", port);
+        s.setSoTimeout(15_000);
+        s.startHandshake();
+        return s;
+    }
+
     static void assertRefused(Properties props) {
         props.put("request.timeout.ms", "10000");
         props.put("default.api.timeout.ms", "15000");
@@ -273,7 +368,7 @@ class SaslIT {
         try (RawClient c = new RawClient(saslPort)) {
             var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("PLAIN"));
             assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.NONE);
-            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
             var ok = (SaslAuthenticateResponse) c.send(ApiKeys.SASL_AUTHENTICATE, (short) 2, new SaslAuthenticateRequestData()
                     .setAuthBytes("\0bob\0bob-secret".getBytes(StandardCharsets.UTF_8)));
             assertThat(Errors.forCode(ok.data().errorCode())).isEqualTo(Errors.NONE);
@@ -310,7 +405,7 @@ class SaslIT {
         try (RawClient c = new RawClient(saslPort)) {
             var hs = (SaslHandshakeResponse) c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("GSSAPI"));
             assertThat(Errors.forCode(hs.data().errorCode())).isEqualTo(Errors.UNSUPPORTED_SASL_MECHANISM);
-            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
+            assertThat(hs.data().mechanisms()).containsExactly("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
             assertThat(c.closedByPeer()).isTrue();
         }
     }

@@ -344,7 +344,9 @@ class ShellToolsIT {
                 .contains("Produce(0): 0 to 10 [usable: 10]")
                 .contains("Fetch(1): 0 to 16 [usable: 16]")
                 .contains("JoinGroup(11): 0 to 9 [usable: 9]")
-                .contains("SaslHandshake(17): UNSUPPORTED");
+                .contains("SaslHandshake(17): 0 to 1 [usable: 1]")
+                .contains("SaslAuthenticate(36): 0 to 2 [usable: 2]")
+                .contains("DescribeUserScramCredentials(50): 0 [usable: 0]");
     }
 
     @Test

@@ -11,10 +11,17 @@ import javax.security.auth.callback.Callback;
 import javax.security.auth.callback.NameCallback;
 import javax.security.auth.callback.UnsupportedCallbackException;
 import javax.security.sasl.SaslServer;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler;
+import org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerSaslServer;
+import org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
 import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
 import org.apache.kafka.common.security.scram.ScramCredentialCallback;
@@ -37,12 +44,18 @@ import org.apache.kafka.common.security.token.delegation.internals.DelegationTok
  * {@code user_<name>="<password>"} options of the JAAS entry; SCRAM-SHA-256 and SCRAM-SHA-512
  * are {@link ScramSaslServer} with the credentials the controller published
  * (AlterUserScramCredentials, {@link ScramCredentials}), and need a JAAS entry as in Apache
- * ({@code org.apache.kafka.common.security.scram.ScramLoginModule required;}). GSSAPI (Kerberos)
- * is not served, OAUTHBEARER not yet: a listener that enables one fails start-up with one line,
- * rather than failing every client's handshake later.
+ * ({@code org.apache.kafka.common.security.scram.ScramLoginModule required;}); OAUTHBEARER is
+ * {@link OAuthBearerSaslServer} with the validator named by
+ * {@code listener.name.<l>.oauthbearer.sasl.server.callback.handler.class}: Apache's KIP-768
+ * {@link OAuthBearerValidatorCallbackHandler} (JWTs checked against a JWKS file or URL with
+ * Apache's {@code sasl.oauthbearer.*} settings), or Apache's unsecured-JWS validator, which
+ * accepts unsigned tokens and so is used only when named explicitly (Apache's default, not
+ * kaas's). GSSAPI (Kerberos) is not served: a listener that enables it fails start-up with one
+ * line, rather than failing every client's handshake later.
  */
 public final class SaslEndpoint {
     public static final String PLAIN = PlainSaslServer.PLAIN_MECHANISM;
+    public static final String OAUTHBEARER = OAuthBearerLoginModule.OAUTHBEARER_MECHANISM;
     /** Apache's defaults: {@code sasl.enabled.mechanisms}, {@code sasl.server.max.receive.size}. */
     static final String DEFAULT_MECHANISMS = "GSSAPI";
     static final int DEFAULT_MAX_RECEIVE = 524_288;
@@ -52,13 +65,16 @@ public final class SaslEndpoint {
     private final List<String> mechanisms;
     private final Map<String, PlainServerCallbackHandler> plain;
     private final ScramCredentials scram;
+    /** The OAUTHBEARER token validator, when the mechanism is enabled. */
+    private final AuthenticateCallbackHandler oauth;
     private final Map<String, Long> reauthMs;
     private final int maxReceiveSize;
     private final long failedAuthenticationDelayMs;
 
     private SaslEndpoint(String listener, List<String> mechanisms, Map<String, PlainServerCallbackHandler> plain, ScramCredentials scram,
-                         Map<String, Long> reauthMs, int maxReceiveSize, long failedAuthenticationDelayMs) {
+                         AuthenticateCallbackHandler oauth, Map<String, Long> reauthMs, int maxReceiveSize, long failedAuthenticationDelayMs) {
         this.scram = scram;
+        this.oauth = oauth;
         this.listener = listener;
         this.mechanisms = List.copyOf(mechanisms);
         this.plain = Map.copyOf(plain);
@@ -85,12 +101,13 @@ public final class SaslEndpoint {
             throw new IllegalArgumentException("listener " + listener + ": sasl.enabled.mechanisms is empty");
         }
         Map<String, PlainServerCallbackHandler> plain = new LinkedHashMap<>();
+        AuthenticateCallbackHandler oauth = null;
         Map<String, Long> reauth = new LinkedHashMap<>();
         for (String m : mechanisms) {
-            if (!m.equals(PLAIN) && ScramMechanism.forMechanismName(m) == null) {
+            if (!m.equals(PLAIN) && !m.equals(OAUTHBEARER) && ScramMechanism.forMechanismName(m) == null) {
                 throw new IllegalArgumentException("listener " + listener + ": SASL mechanism " + m + " is not served"
                         + (m.equals("GSSAPI") ? " (Kerberos is not supported; Apache's default sasl.enabled.mechanisms is GSSAPI:"
-                        + " set it, e.g. to PLAIN or SCRAM-SHA-512)" : " yet; kaas serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512"));
+                        + " set it, e.g. to PLAIN or SCRAM-SHA-512)" : "; kaas serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER"));
             }
             String jaasKey = m.toLowerCase(Locale.ROOT) + ".sasl.jaas.config";
             Map<String, Object> jaas = new LinkedHashMap<>();
@@ -106,6 +123,8 @@ public final class SaslEndpoint {
                 PlainServerCallbackHandler handler = new PlainServerCallbackHandler();
                 handler.configure(Map.of(), m, context.configurationEntries());
                 plain.put(m, handler);
+            } else if (m.equals(OAUTHBEARER)) {
+                oauth = oauthValidator(listener, prefix, settings, context);
             }
             String mechanismReauth = prefix + m.toLowerCase(Locale.ROOT) + ".connections.max.reauth.ms";
             reauth.put(m, number(listener, "connections.max.reauth.ms",
@@ -122,7 +141,56 @@ public final class SaslEndpoint {
         if (delay < 0) {
             throw new IllegalArgumentException("listener " + listener + ": connection.failed.authentication.delay.ms must not be negative");
         }
-        return new SaslEndpoint(listener, mechanisms, plain, scram, reauth, (int) maxReceive, delay);
+        return new SaslEndpoint(listener, mechanisms, plain, scram, oauth, reauth, (int) maxReceive, delay);
+    }
+
+    /**
+     * The OAUTHBEARER validator Apache's setting names: the KIP-768 JWKS validator with the
+     * {@code sasl.oauthbearer.*} settings (the mechanism's, the listener's, then plain, as Apache
+     * looks them up), or the unsecured one only when named. No other class is loaded.
+     */
+    private static AuthenticateCallbackHandler oauthValidator(String listener, String prefix, Function<String, Optional<String>> settings,
+                                                           JaasContext context) {
+        String mechanismPrefix = prefix + "oauthbearer.";
+        Function<String, Optional<String>> scoped = name -> settings.apply(mechanismPrefix + name)
+                .or(() -> settings.apply(prefix + name)).or(() -> settings.apply(name));
+        String handlerKey = "sasl.server.callback.handler.class";
+        String handlerClass = scoped.apply(handlerKey).map(String::trim).orElse("");
+        AuthenticateCallbackHandler handler;
+        if (handlerClass.equals(OAuthBearerValidatorCallbackHandler.class.getName())) {
+            handler = new OAuthBearerValidatorCallbackHandler();
+        } else if (handlerClass.equals(OAuthBearerUnsecuredValidatorCallbackHandler.class.getName())) {
+            handler = new OAuthBearerUnsecuredValidatorCallbackHandler();
+        } else {
+            throw new IllegalArgumentException("listener " + listener + ": OAUTHBEARER needs " + mechanismPrefix + handlerKey + " set to "
+                    + OAuthBearerValidatorCallbackHandler.class.getName() + " (JWTs checked against sasl.oauthbearer.jwks.endpoint.url)"
+                    + " or, to accept unsigned tokens, explicitly to " + OAuthBearerUnsecuredValidatorCallbackHandler.class.getName()
+                    + (handlerClass.isEmpty() ? "" : "; '" + handlerClass + "' is not served"));
+        }
+        ConfigDef def = new ConfigDef();
+        SaslConfigs.addClientSaslSupport(def);
+        Map<String, String> raw = new LinkedHashMap<>();
+        for (String name : def.names()) {
+            if (name.startsWith("sasl.oauthbearer.")) {
+                scoped.apply(name).ifPresent(v -> raw.put(name, v));
+            }
+        }
+        try {
+            Map<String, Object> parsed = new LinkedHashMap<>();
+            def.parse(raw).forEach((k, v) -> {
+                if (k.startsWith("sasl.oauthbearer.") && v != null) {
+                    parsed.put(k, v);
+                }
+            });
+            handler.configure(parsed, OAUTHBEARER, context.configurationEntries());
+        } catch (RuntimeException e) {
+            StringBuilder why = new StringBuilder(String.valueOf(e.getMessage()));
+            for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                why.append(": ").append(c.getMessage());
+            }
+            throw new IllegalArgumentException("listener " + listener + ": OAUTHBEARER validator: " + why, e);
+        }
+        return handler;
     }
 
     private static long number(String listener, String name, String value) {
@@ -154,6 +222,9 @@ public final class SaslEndpoint {
         PlainServerCallbackHandler handler = plain.get(mechanism);
         if (handler != null) {
             return new PlainSaslServer(handler);
+        }
+        if (mechanism.equals(OAUTHBEARER)) {
+            return new OAuthBearerSaslServer(oauth);
         }
         try {
             return new ScramSaslServer(ScramMechanism.forMechanismName(mechanism), Map.of(), callbacks -> {

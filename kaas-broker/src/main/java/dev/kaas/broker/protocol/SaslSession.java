@@ -13,6 +13,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.authenticator.SaslInternalConfigs;
 
 /**
  * One connection's SASL authentication on a SASL_PLAINTEXT or SASL_SSL listener, as Apache 3.7's
@@ -60,6 +61,8 @@ final class SaslSession {
 
     private final SaslEndpoint endpoint;
     private final LongSupplier nanos;
+    /** Wall-clock milliseconds: a token's expiry is a point in time. */
+    private final LongSupplier millis;
     private State state = State.HANDSHAKE_OR_VERSIONS;
     private SaslServer server;
     private String mechanism;
@@ -72,8 +75,13 @@ final class SaslSession {
     private String badMechanism;
 
     SaslSession(SaslEndpoint endpoint, LongSupplier nanos) {
+        this(endpoint, nanos, System::currentTimeMillis);
+    }
+
+    SaslSession(SaslEndpoint endpoint, LongSupplier nanos, LongSupplier millis) {
         this.endpoint = endpoint;
         this.nanos = nanos;
+        this.millis = millis;
     }
 
     State state() {
@@ -205,9 +213,14 @@ final class SaslSession {
         return challenge;
     }
 
-    /** The exchange completed: the principal it settled on, and when the session expires. */
+    /**
+     * The exchange completed: the principal it settled on, and when the session expires, as
+     * Apache's ReauthInfo: after {@code connections.max.reauth.ms}, or when the credential does
+     * (an OAUTHBEARER token's expiry), whichever is first; never, when neither is set.
+     */
     private long completed() {
         KafkaPrincipal settled = SaslEndpoint.principal(server);
+        Object credentialExpiry = server.getNegotiatedProperty(SaslInternalConfigs.CREDENTIAL_LIFETIME_MS_SASL_NEGOTIATED_PROPERTY_KEY);
         if (principal != null && !principal.equals(settled)) {
             String message = String.format("Cannot change principals during re-authentication from %s.%s: %s.%s",
                     principal.getPrincipalType(), principal.getName(), settled.getPrincipalType(), settled.getName());
@@ -216,8 +229,16 @@ final class SaslSession {
         principal = settled;
         state = State.COMPLETE;
         disposeServer();
-        long lifetimeMs = Math.max(0, endpoint.reauthMs(mechanism));
-        expiresAtNanos = lifetimeMs > 0 ? nanos.getAsLong() + lifetimeMs * 1_000_000L : null;
+        long maxReauthMs = endpoint.reauthMs(mechanism);
+        long lifetimeMs = 0;
+        if (credentialExpiry instanceof Long expiresAtMs) {
+            long left = Math.max(0, expiresAtMs - millis.getAsLong());
+            lifetimeMs = maxReauthMs > 0 ? Math.min(left, maxReauthMs) : left;
+        } else if (maxReauthMs > 0) {
+            lifetimeMs = maxReauthMs;
+        }
+        boolean expires = credentialExpiry instanceof Long || maxReauthMs > 0;
+        expiresAtNanos = expires ? nanos.getAsLong() + lifetimeMs * 1_000_000L : null;
         return lifetimeMs;
     }
 

@@ -213,6 +213,33 @@ class SaslSessionTest {
         return s;
     }
 
+    /** The unsecured validator, named explicitly: a token's expiry ends the session even without connections.max.reauth.ms. */
+    @Test
+    void anOauthbearerSessionExpiresWithItsToken() throws Exception {
+        Map<String, String> settings = Map.of("sasl.enabled.mechanisms", "OAUTHBEARER",
+                "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+                "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler");
+        SaslEndpoint endpoint = SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.ofNullable(settings.get(name)), (u, m) -> null);
+        long nowMs = System.currentTimeMillis();
+        var b64 = java.util.Base64.getUrlEncoder().withoutPadding();
+        String jwt = b64.encodeToString("{\"alg\":\"none\"}".getBytes(StandardCharsets.UTF_8)) + "."
+                + b64.encodeToString(("{\"sub\":\"erin\",\"iat\":" + nowMs / 1000 + ",\"exp\":" + (nowMs / 1000 + 60) + "}")
+                .getBytes(StandardCharsets.UTF_8)) + ".";
+        SaslSession s = new SaslSession(endpoint, nanos::get, () -> nowMs);
+        s.handshake(handshake("OAUTHBEARER"), (short) 1);
+        var done = (SaslAuthenticateResponseData) s.authenticate(new SaslAuthenticateRequestData().setAuthBytes(
+                new org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerClientInitialResponse(jwt, null,
+                        org.apache.kafka.common.security.auth.SaslExtensions.empty()).toBytes()));
+
+        assertThat(s.principal()).isEqualTo(new KafkaPrincipal("User", "erin"));
+        assertThat(done.sessionLifetimeMs()).isBetween(59_000L, 60_000L);
+        nanos.addAndGet(59_000_000_000L);
+        assertThat(s.admit(ApiKeys.FETCH, true)).isEqualTo(SaslSession.Verdict.PASS);
+        nanos.addAndGet(1_500_000_000L);
+        assertThat(s.admit(ApiKeys.FETCH, true)).as("the token expired").isEqualTo(SaslSession.Verdict.CLOSE);
+    }
+
     @Test
     void startUpRefusesWhatItCannotServe() {
         assertThatThrownBy(() -> SaslEndpoint.create("SASL_PLAINTEXT", name -> Optional.empty(), (user, mechanism) -> null))
@@ -220,7 +247,14 @@ class SaslSessionTest {
         assertThatThrownBy(() -> SaslEndpoint.create("SASL_PLAINTEXT",
                 name -> Optional.ofNullable(Map.of("sasl.enabled.mechanisms", "PLAIN").get(name)), (user, mechanism) -> null))
                 .hasMessageContaining("listener.name.sasl_plaintext.plain.sasl.jaas.config");
-        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER")))
-                .hasMessageContaining("OAUTHBEARER is not served yet");
+        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "PLAIN,DIGEST-MD5")))
+                .hasMessageContaining("DIGEST-MD5 is not served");
+        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "OAUTHBEARER",
+                "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;")))
+                .as("unsigned tokens only when asked for").hasMessageContaining("OAUTHBEARER needs listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class");
+        assertThatThrownBy(() -> endpoint(Map.of("sasl.enabled.mechanisms", "OAUTHBEARER",
+                "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+                "sasl.server.callback.handler.class", "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler")))
+                .as("the JWKS validator without a JWKS").hasMessageContaining("OAUTHBEARER validator");
     }
 }

@@ -268,9 +268,14 @@ public final class ServerProperties {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("listener\\.name\\.[^.]+\\.(?:[a-z0-9-]+\\.)?((?:sasl|connections)\\..+)")
                 .matcher(name);
         if (m.matches()) {
-            return SASL_NAMES.contains(m.group(1)) || m.group(1).equals("sasl.jaas.config");
+            return SASL_NAMES.contains(m.group(1)) || m.group(1).equals("sasl.jaas.config") || oauth(m.group(1));
         }
-        return SASL_NAMES.contains(name);
+        return SASL_NAMES.contains(name) || oauth(name);
+    }
+
+    /** OAUTHBEARER's validator and its KIP-768 settings. */
+    private static boolean oauth(String name) {
+        return name.equals("sasl.server.callback.handler.class") || name.startsWith("sasl.oauthbearer.");
     }
 
     /** Every listener must have a protocol, by {@code listener.security.protocol.map} or by its name (Apache's rule). */

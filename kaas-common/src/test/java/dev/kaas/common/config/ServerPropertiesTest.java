@@ -120,12 +120,17 @@ class ServerPropertiesTest {
         var t = ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:SASL_PLAINTEXT",
                 "sasl.enabled.mechanisms", "PLAIN", "listener.name.client.plain.sasl.jaas.config", jaas,
                 "listener.name.client.plain.connections.max.reauth.ms", "60000", "connection.failed.authentication.delay.ms", "50",
-                "sasl.server.max.receive.size", "4096", "sasl.enabled.mechanism", "x"));
+                "sasl.server.max.receive.size", "4096", "sasl.enabled.mechanism", "x",
+                "listener.name.client.oauthbearer.sasl.server.callback.handler.class", "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+                "sasl.oauthbearer.jwks.endpoint.url", "file:///etc/kaas/jwks.json"));
 
         assertThat(t.properties()).containsEntry("sasl.enabled.mechanisms", "PLAIN")
                 .containsEntry("listener.name.client.plain.sasl.jaas.config", jaas)
                 .containsEntry("listener.name.client.plain.connections.max.reauth.ms", "60000")
-                .containsEntry("connection.failed.authentication.delay.ms", "50").containsEntry("sasl.server.max.receive.size", "4096");
+                .containsEntry("connection.failed.authentication.delay.ms", "50").containsEntry("sasl.server.max.receive.size", "4096")
+                .containsEntry("listener.name.client.oauthbearer.sasl.server.callback.handler.class",
+                        "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler")
+                .containsEntry("sasl.oauthbearer.jwks.endpoint.url", "file:///etc/kaas/jwks.json");
         assertThat(t.notRead()).as("a misspelt name is reported, not passed on").containsExactly("sasl.enabled.mechanism");
     }
 
