@@ -8,6 +8,7 @@ import dev.kaas.broker.config.TestBrokerConfig;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
+import dev.kaas.broker.storage.SerialExecutor;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.EndpointInfo;
