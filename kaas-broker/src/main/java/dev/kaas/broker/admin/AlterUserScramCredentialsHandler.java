@@ -18,11 +18,13 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterUserScramCredentialsRequest;
+import org.apache.kafka.common.security.scram.internals.ScramFormatter;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 
 /**
  * AlterUserScramCredentials (key 51), forwarded to the controller as Apache's broker forwards it
  * ({@code kafka-configs.sh --alter --add-config 'SCRAM-SHA-512=[password=…]' --entity-type users};
- * the client salts the password). The controller decides with Apache's rules and publishes the
+ * the client salts the password, this broker makes the keys of it). The controller decides with Apache's rules and publishes the
  * credentials; the answer waits (bounded) until this broker applied them, so the user can log in
  * here right after.
  */
@@ -30,6 +32,8 @@ import org.apache.kafka.common.requests.AlterUserScramCredentialsRequest;
 public class AlterUserScramCredentialsHandler implements ApiHandler {
     /** How long the answer waits for this broker to apply what the controller published. */
     static final long APPLY_WAIT_MS = 5_000;
+    /** Far above any hash's output (a salted password is one hash long). */
+    static final int MAX_SALTED_PASSWORD_BYTES = 1024;
 
     private final ControllerAdmin controller;
     private final ClusterView view;
@@ -37,6 +41,29 @@ public class AlterUserScramCredentialsHandler implements ApiHandler {
     public AlterUserScramCredentialsHandler(ControllerAdmin controller, ClusterView view) {
         this.controller = controller;
         this.view = view;
+    }
+
+    /**
+     * The upsertion as the controller takes it: the salted password, which would log in as the
+     * user, turned here into the stored and server keys (Apache's ScramFormatter, as Apache's
+     * controller does it) and never sent on. A salted password no key can be made of (empty, too
+     * long, an unknown mechanism) goes without keys, and the controller refuses it with Apache's
+     * error for it.
+     */
+    static ScramUpsertion upsertion(AlterUserScramCredentialsRequestData.ScramCredentialUpsertion u) {
+        ScramUpsertion.Builder out = ScramUpsertion.newBuilder().setName(u.name()).setMechanism(u.mechanism())
+                .setIterations(u.iterations()).setSalt(ByteString.copyFrom(u.salt()));
+        org.apache.kafka.clients.admin.ScramMechanism m = org.apache.kafka.clients.admin.ScramMechanism.fromType(u.mechanism());
+        byte[] salted = u.saltedPassword();
+        if (m != org.apache.kafka.clients.admin.ScramMechanism.UNKNOWN && salted.length > 0 && salted.length <= MAX_SALTED_PASSWORD_BYTES) {
+            try {
+                ScramFormatter f = new ScramFormatter(ScramMechanism.forMechanismName(m.mechanismName()));
+                out.setStoredKey(ByteString.copyFrom(f.storedKey(f.clientKey(salted)))).setServerKey(ByteString.copyFrom(f.serverKey(salted)));
+            } catch (java.security.GeneralSecurityException | RuntimeException e) {
+                // No keys: the controller refuses the upsertion.
+            }
+        }
+        return out.build();
     }
 
     @Override
@@ -49,8 +76,7 @@ public class AlterUserScramCredentialsHandler implements ApiHandler {
         AlterUserScramCredentialsRequestData data = ((AlterUserScramCredentialsRequest) request).data();
         AlterScramCredentialsCall.Builder call = AlterScramCredentialsCall.newBuilder();
         data.deletions().forEach(d -> call.addDeletions(ScramDeletion.newBuilder().setName(d.name()).setMechanism(d.mechanism())));
-        data.upsertions().forEach(u -> call.addUpsertions(ScramUpsertion.newBuilder().setName(u.name()).setMechanism(u.mechanism())
-                .setIterations(u.iterations()).setSalt(ByteString.copyFrom(u.salt())).setSaltedPassword(ByteString.copyFrom(u.saltedPassword()))));
+        data.upsertions().forEach(u -> call.addUpsertions(upsertion(u)));
         return controller.alterScramCredentials(call.build()).thenCompose(reply -> {
             AlterUserScramCredentialsResponseData resp = new AlterUserScramCredentialsResponseData();
             reply.getResultsList().forEach(r -> resp.results().add(new AlterUserScramCredentialsResult().setUser(r.getUser())

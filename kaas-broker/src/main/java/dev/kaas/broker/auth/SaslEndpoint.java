@@ -265,6 +265,13 @@ public final class SaslEndpoint {
         return failedAuthenticationDelayMs;
     }
 
+    /** Stops what the validators run (an https JWKS's refresh thread). */
+    public void close() {
+        if (oauth != null) {
+            oauth.close();
+        }
+    }
+
     /** The largest frame read before authentication completes. */
     public int maxReceiveSize() {
         return maxReceiveSize;

@@ -40,6 +40,7 @@ public class KafkaListeners {
     private final RequestMemory memory;
     private final ConnectionLimits limits;
     private final ScramCredentials scram;
+    private final List<SaslEndpoint> saslEndpoints = new ArrayList<>();
     /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
     private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kaas-tls-reload");
@@ -74,6 +75,9 @@ public class KafkaListeners {
                     ? TlsEndpoint.create(spec.name(), raw) : null;
             SaslEndpoint sasl = protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL
                     ? SaslEndpoint.create(spec.name(), raw, scram) : null;
+            if (sasl != null) {
+                saslEndpoints.add(sasl);
+            }
             if (tls != null) {
                 tlsEndpoints.add(tls);
             }
@@ -100,6 +104,7 @@ public class KafkaListeners {
 
     void onStop(@Observes ShutdownEvent ev) {
         reloads.shutdownNow();
+        saslEndpoints.forEach(SaslEndpoint::close);
         for (String id : deployments) {
             try {
                 vertx.undeploy(id).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);

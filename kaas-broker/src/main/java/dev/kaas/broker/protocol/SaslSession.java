@@ -27,6 +27,8 @@ import org.apache.kafka.common.security.authenticator.SaslInternalConfigs;
 final class SaslSession {
     /** Apache's KafkaChannel: a re-authentication sooner than this after the last one is not one. */
     static final long MIN_REAUTH_INTERVAL_NANOS = 1_000_000_000L;
+    /** About a century: the longest session this counts in nanoseconds. */
+    static final long MAX_LIFETIME_MS = 100L * 365 * 24 * 3600 * 1000;
 
     enum State { HANDSHAKE_OR_VERSIONS, HANDSHAKE, AUTHENTICATE, AUTHENTICATE_RAW, COMPLETE, REAUTH_AUTHENTICATE, FAILED }
 
@@ -238,7 +240,8 @@ final class SaslSession {
             lifetimeMs = maxReauthMs;
         }
         boolean expires = credentialExpiry instanceof Long || maxReauthMs > 0;
-        expiresAtNanos = expires ? nanos.getAsLong() + lifetimeMs * 1_000_000L : null;
+        // Bounded so that the nanoseconds cannot overflow: a token valid for centuries is one valid for a century.
+        expiresAtNanos = expires ? nanos.getAsLong() + Math.min(lifetimeMs, MAX_LIFETIME_MS) * 1_000_000L : null;
         return lifetimeMs;
     }
 

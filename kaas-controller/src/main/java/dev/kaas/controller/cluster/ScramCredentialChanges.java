@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.security.scram.internals.ScramFormatter;
 
 /**
  * AlterUserScramCredentials with Apache 3.7's rules and messages: an empty name or too few (below
@@ -21,10 +20,11 @@ import org.apache.kafka.common.security.scram.internals.ScramFormatter;
  * mechanism UNSUPPORTED_SASL_MECHANISM, deleting a credential that does not exist
  * RESOURCE_NOT_FOUND, a user's credential for one mechanism changed twice in one request
  * DUPLICATE_RESOURCE. Each user's changes apply together or not at all, one result per user.
+ * The stored and server keys come computed by the receiving broker: the salted password, which
+ * would log in as the user, never reaches the controller.
  * Duplicates are counted per user and mechanism, as Apache's ZooKeeper-mode broker counts them:
  * Apache 3.7's KRaft controller counts them per user, which refuses its own documentation's
- * {@code --add-config 'SCRAM-SHA-256=[…],SCRAM-SHA-512=[…]'}. The salted password becomes the stored and
- * server keys here; it is never kept. Pure: the caller publishes {@link Outcome#users}.
+ * {@code --add-config 'SCRAM-SHA-256=[…],SCRAM-SHA-512=[…]'}. Pure: the caller publishes {@link Outcome#users}.
  */
 final class ScramCredentialChanges {
     /** Apache's ScramControlManager.MAX_ITERATIONS. */
@@ -114,23 +114,20 @@ final class ScramCredentialChanges {
         if (u.getIterations() > MAX_ITERATIONS) {
             return error(u.getName(), Errors.UNACCEPTABLE_CREDENTIAL, "Too many iterations");
         }
-        if (u.getSalt().isEmpty() || u.getSalt().size() > MAX_BYTES || u.getSaltedPassword().isEmpty() || u.getSaltedPassword().size() > MAX_BYTES) {
+        if (u.getSalt().isEmpty() || u.getSalt().size() > MAX_BYTES || u.getStoredKey().isEmpty() || u.getStoredKey().size() > MAX_BYTES
+                || u.getServerKey().isEmpty() || u.getServerKey().size() > MAX_BYTES) {
             // Apache's controller would fail computing the keys of an empty salted password (UNKNOWN_SERVER_ERROR).
             return error(u.getName(), Errors.UNACCEPTABLE_CREDENTIAL, "Salt and salted password must not be empty");
         }
         return null;
     }
 
-    /** Apache's ScramFormatter: the stored key and server key of a salted password. */
-    static ScramUser credential(ScramUpsertion u) throws Exception {
+    /** The credential as the broker computed it (Apache's ScramFormatter, in AlterUserScramCredentialsHandler). */
+    static ScramUser credential(ScramUpsertion u) {
         ScramMechanism m = ScramMechanism.fromType((byte) u.getMechanism());
-        ScramFormatter formatter = new ScramFormatter(
-                org.apache.kafka.common.security.scram.internals.ScramMechanism.forMechanismName(m.mechanismName()));
-        byte[] salted = u.getSaltedPassword().toByteArray();
         Base64.Encoder b64 = Base64.getEncoder();
-        return new ScramUser(m.mechanismName(), b64.encodeToString(u.getSalt().toByteArray()),
-                b64.encodeToString(formatter.storedKey(formatter.clientKey(salted))), b64.encodeToString(formatter.serverKey(salted)),
-                u.getIterations());
+        return new ScramUser(m.mechanismName(), b64.encodeToString(u.getSalt().toByteArray()), b64.encodeToString(u.getStoredKey().toByteArray()),
+                b64.encodeToString(u.getServerKey().toByteArray()), u.getIterations());
     }
 
     private static ScramResult validate(String name, int mechanism) {

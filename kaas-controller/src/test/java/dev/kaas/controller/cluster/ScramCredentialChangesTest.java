@@ -22,11 +22,14 @@ import org.junit.jupiter.api.Test;
 class ScramCredentialChangesTest {
     static final byte[] SALT = "0123456789abcdef".getBytes(StandardCharsets.UTF_8);
 
+    /** As the receiving broker sends it: the keys of the salted password, not the salted password. */
     static ScramUpsertion upsert(String user, int mechanism, int iterations, String password) throws Exception {
         ScramMechanism m = mechanism == 1 ? ScramMechanism.SCRAM_SHA_256 : ScramMechanism.SCRAM_SHA_512;
-        byte[] salted = new ScramFormatter(m).saltedPassword(password, SALT, iterations);
+        ScramFormatter f = new ScramFormatter(m);
+        ScramCredential c = f.generateCredential(SALT, f.saltedPassword(password, SALT, iterations), iterations);
         return ScramUpsertion.newBuilder().setName(user).setMechanism(mechanism).setIterations(iterations)
-                .setSalt(ByteString.copyFrom(SALT)).setSaltedPassword(ByteString.copyFrom(salted)).build();
+                .setSalt(ByteString.copyFrom(SALT)).setStoredKey(ByteString.copyFrom(c.storedKey()))
+                .setServerKey(ByteString.copyFrom(c.serverKey())).build();
     }
 
     static Map<String, Short> errors(ScramCredentialChanges.Outcome o) {
@@ -34,7 +37,7 @@ class ScramCredentialChangesTest {
     }
 
     @Test
-    void theSaltedPasswordBecomesApachesStoredAndServerKeysAndIsNotKept() throws Exception {
+    void theBrokersKeysAreWhatIsPublished() throws Exception {
         var o = ScramCredentialChanges.apply(Map.of(), AlterScramCredentialsCall.newBuilder()
                 .addUpsertions(upsert("alice", 2, 8192, "alice-secret")).build());
 
@@ -68,7 +71,7 @@ class ScramCredentialChangesTest {
                 .addUpsertions(upsert("hank", 1, 8192, "h"))
                 .addUpsertions(upsert("kim", 1, 8192, "k"))
                 .addUpsertions(upsert("kim", 2, 4096, "k"))
-                .addUpsertions(upsert("ivan", 1, 4096, "i").toBuilder().setSaltedPassword(ByteString.EMPTY).build())
+                .addUpsertions(upsert("ivan", 1, 4096, "i").toBuilder().setStoredKey(ByteString.EMPTY).setServerKey(ByteString.EMPTY).build())
                 .addUpsertions(upsert("judy", 2, 16384, "j"))
                 .build());
 
