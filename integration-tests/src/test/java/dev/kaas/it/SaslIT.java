@@ -276,7 +276,7 @@ class SaslIT {
         // The raw exchange, to read the session lifetime: a token valid for one minute gets what is left of it
         // (on SASL_SSL, which sets no connections.max.reauth.ms).
         String jwt = java.nio.file.Files.readString(token(issuerKey, "dora", "kaas", 1));
-        try (RawClient c = new RawClient(tlsSocket(saslSslPort))) {
+        try (RawClient c = new RawClient(TlsIT.tlsSocket(ca.truststore(), saslSslPort))) {
             c.send(ApiKeys.SASL_HANDSHAKE, (short) 1, new SaslHandshakeRequestData().setMechanism("OAUTHBEARER"));
             byte[] initial = new org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerClientInitialResponse(jwt, null,
                     org.apache.kafka.common.security.auth.SaslExtensions.empty()).toBytes();
@@ -284,21 +284,6 @@ class SaslIT {
             assertThat(Errors.forCode(ok.data().errorCode())).as(ok.data().errorMessage()).isEqualTo(Errors.NONE);
             assertThat(ok.data().sessionLifetimeMs()).isBetween(45_000L, 60_000L);
         }
-    }
-
-    static javax.net.ssl.SSLSocket tlsSocket(int port) throws Exception {
-        java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
-        try (var in = java.nio.file.Files.newInputStream(ca.truststore())) {
-            trust.load(in, TestCerts.PASSWORD.toCharArray());
-        }
-        var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        var ctx = javax.net.ssl.SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
-        var s = (javax.net.ssl.SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", port);
-        s.setSoTimeout(15_000);
-        s.startHandshake();
-        return s;
     }
 
     static void assertRefused(Properties props) {

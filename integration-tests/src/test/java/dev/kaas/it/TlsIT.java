@@ -243,8 +243,13 @@ class TlsIT {
     }
 
     static SSLSocket tlsSocket(int port) throws Exception {
+        return tlsSocket(ca.truststore(), port);
+    }
+
+    /** A TLS connection to {@code port} on loopback, trusting the test CA of {@code truststore}, handshake done. */
+    static SSLSocket tlsSocket(Path truststore, int port) throws Exception {
         KeyStore trust = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(ca.truststore())) {
+        try (InputStream in = Files.newInputStream(truststore)) {
             trust.load(in, TestCerts.PASSWORD.toCharArray());
         }
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
