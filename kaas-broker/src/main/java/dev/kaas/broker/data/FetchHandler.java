@@ -108,7 +108,6 @@ public class FetchHandler implements ApiHandler {
         final CompletableFuture<ApiMessage> result = new CompletableFuture<>();
         final AtomicBoolean busy = new AtomicBoolean();
         final List<TopicPartition> parked = new ArrayList<>();
-        volatile boolean dirty;
         volatile boolean expired;
         ScheduledFuture<?> timeout;
 
@@ -126,7 +125,6 @@ public class FetchHandler implements ApiHandler {
         /** Woken by a high-watermark change. */
         @Override
         public void run() {
-            dirty = true;
             if (busy.compareAndSet(false, true)) {
                 partitions.storage().execute(() -> {
                     busy.set(false);
@@ -139,7 +137,6 @@ public class FetchHandler implements ApiHandler {
             if (result.isDone()) {
                 return;
             }
-            dirty = false;
             Collected c;
             try {
                 c = collect();

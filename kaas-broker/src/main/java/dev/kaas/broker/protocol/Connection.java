@@ -45,16 +45,6 @@ final class Connection implements RequestPipeline.Transport {
     private boolean draining;
     private boolean closed;
 
-    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
-            int maxInFlight, RequestMemory memory, Runnable onClosed) {
-        this(socket, context, registry, listenerName, maxFrameBytes, maxInFlight, memory, onClosed, null);
-    }
-
-    Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
-            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls) {
-        this(socket, context, registry, listenerName, maxFrameBytes, maxInFlight, memory, onClosed, tls, null);
-    }
-
     /**
      * @param tls  the listener's TLS side, or null for a listener without TLS
      * @param sasl the listener's SASL side, or null for a listener without SASL
