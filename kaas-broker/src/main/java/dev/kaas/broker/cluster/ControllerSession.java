@@ -75,6 +75,7 @@ public class ControllerSession {
     private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
     private volatile int refusals;
+    private volatile int unauthenticated;
     /** When the controller last sent anything on the current stream (its start, before that). */
     private volatile long lastHeardNanos;
     /** The current stream was answered by a leader: if it ends, the same controller is tried again first. */
@@ -140,6 +141,7 @@ public class ControllerSession {
                     // are we registered (a refused registration gets no command, only an error).
                     backoffMs = INITIAL_BACKOFF_MS;
                     refusals = 0;
+                    unauthenticated = 0;
                     lastHeardNanos = System.nanoTime();
                     unanswered = 0;
                     accepted = true;
@@ -167,6 +169,10 @@ public class ControllerSession {
                     io.grpc.Status.Code code = io.grpc.Status.fromThrowable(t).getCode();
                     if (code == io.grpc.Status.Code.FAILED_PRECONDITION) {
                         LOG.errorf("registration refused by the controller, retrying: %s", t.getMessage());
+                    }
+                    if (code == io.grpc.Status.Code.UNAUTHENTICATED && unauthenticated++ == 0) {
+                        // The broker and the controller know different link keys (or none yet): say so once.
+                        LOG.warnf("the controller refused this broker's link key, retrying: %s", t.getMessage());
                     }
                     if (code == io.grpc.Status.Code.ALREADY_EXISTS) {
                         // Another live process registered under our id: keep retrying until its

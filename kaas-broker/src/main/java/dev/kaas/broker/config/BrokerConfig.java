@@ -18,6 +18,13 @@ public interface BrokerConfig {
      */
     java.util.Optional<String> configFile();
 
+    /**
+     * The file holding the key brokers prove on the controller link (a mounted Kubernetes
+     * Secret). Without it, {@code <data-dir>/__cluster/link.key}, which the first controller
+     * makes. Every controller and broker of a cluster must name the same key. See security.md.
+     */
+    java.util.Optional<String> linkKeyFile();
+
     Broker broker();
 
     Group group();

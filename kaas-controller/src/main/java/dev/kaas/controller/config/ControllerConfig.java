@@ -19,6 +19,13 @@ public interface ControllerConfig {
      */
     java.util.Optional<String> configFile();
 
+    /**
+     * The file holding the key brokers prove on the controller link (a mounted Kubernetes
+     * Secret). Without it, {@code <data-dir>/__cluster/link.key}, which the first controller
+     * makes. Every controller and broker of a cluster must name the same key. See security.md.
+     */
+    java.util.Optional<String> linkKeyFile();
+
     Controller controller();
 
     interface Controller {

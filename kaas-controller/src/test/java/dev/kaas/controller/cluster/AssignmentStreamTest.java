@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kaas.common.cluster.AssignmentChunks;
+import dev.kaas.common.cluster.LinkKey;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.PartitionAssignment;
@@ -28,6 +29,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URL;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -85,7 +87,13 @@ class AssignmentStreamTest {
 
     @BeforeEach
     void connect() {
-        channel = ManagedChannelBuilder.forAddress("127.0.0.1", base.getPort()).usePlaintext().build();
+        byte[] key;
+        try {
+            key = LinkKey.read(LinkKey.defaultFile(Path.of(dataDir))).orElseThrow();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        channel = ManagedChannelBuilder.forAddress("127.0.0.1", base.getPort()).usePlaintext().intercept(new LinkSigning(key)).build();
     }
 
     @AfterEach
