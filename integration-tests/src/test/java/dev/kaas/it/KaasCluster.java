@@ -274,6 +274,11 @@ public final class KaasCluster implements AutoCloseable {
         stop(controller);
     }
 
+    /** The broker's process id, to measure what it holds. */
+    public long brokerPid() {
+        return broker.pid();
+    }
+
     public boolean brokerAlive() {
         return broker != null && broker.isAlive();
     }

@@ -257,15 +257,16 @@ class ProtocolLimitsIT {
     void partlySentLargeFramesStopReadingOnceTheBudgetIsUsedUntilOneIsReleased() throws Exception {
         List<Socket> stalled = new ArrayList<>();
         try (Socket waiting = connectFrom("127.0.0.52")) {
-            // Two frames announced at the maximum size, a quarter sent: the whole budget is reserved.
+            // Two frames of the maximum size, all but their last byte sent: the budget (two
+            // maximum frames) is used but for two bytes, since what arrived is what is reserved.
             for (int i = 0; i < 2; i++) {
                 Socket s = connectFrom("127.0.0.51");
                 stalled.add(s);
                 s.getOutputStream().write(ByteBuffer.allocate(4).putInt(FRAME_MAX).array());
-                s.getOutputStream().write(new byte[FRAME_MAX / 4]);
+                s.getOutputStream().write(new byte[FRAME_MAX - 1]);
                 s.getOutputStream().flush();
             }
-            // Nothing observable says the broker has read the two sizes; give it a moment so the
+            // Nothing observable says the broker has read the two frames; give it a moment so the
             // request below arrives after them (were it read first, the test would fail, not pass).
             Thread.sleep(500);
             waiting.setSoTimeout(2_000);

@@ -6,9 +6,13 @@ import java.util.ArrayDeque;
 /**
  * Splits one connection's byte stream into request frames (4-byte size, then that many bytes),
  * defensively as Apache's {@code NetworkReceive}: the size is checked against
- * {@code socket.request.max.bytes} and the frame's bytes are reserved from the broker-wide
- * {@link RequestMemory} before any body buffer exists. Pull-based, so the connection takes
- * frames only while it may have more requests in flight, and testable without sockets.
+ * {@code socket.request.max.bytes}, and a frame's bytes are reserved from the broker-wide
+ * {@link RequestMemory} as they arrive, not when the size announces them (as Apache does). So a
+ * slowloris client that announces the largest frame and sends a few bytes holds a few bytes of
+ * the budget, not the frame's size: hundreds of them cannot use up the budget and stop every
+ * other connection from reading. The body buffer is made once the whole frame has arrived.
+ * Pull-based, so the connection takes frames only while it may have more requests in flight,
+ * and testable without sockets.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
@@ -22,8 +26,13 @@ final class FrameDecoder {
     private final RequestMemory memory;
     private final ArrayDeque<ByteBuffer> input = new ArrayDeque<>();
     private final ByteBuffer sizeField = ByteBuffer.allocate(4);
+    /** Below this a received buffer is merged into the previous one, so a client dribbling bytes holds few objects. */
+    private static final int SMALL = 512;
+    private static final int MERGED_MAX = 4096;
     private int announced = -1;
-    private ByteBuffer body;
+    private long inputBytes;
+    /** Bytes of the current frame's body reserved from the budget: those received so far. */
+    private int held;
     private boolean awaitingMemory;
     private boolean closed;
 
@@ -79,9 +88,17 @@ final class FrameDecoder {
 
     /** Takes received bytes (the buffer is kept, not copied, until its bytes are consumed). */
     void append(ByteBuffer bytes) {
-        if (!closed && bytes.hasRemaining()) {
-            input.add(bytes);
+        if (closed || !bytes.hasRemaining()) {
+            return;
         }
+        inputBytes += bytes.remaining();
+        ByteBuffer tail = input.peekLast();
+        if (bytes.remaining() < SMALL && tail != null && tail.remaining() + bytes.remaining() <= MERGED_MAX) {
+            input.pollLast();
+            input.add(ByteBuffer.allocate(tail.remaining() + bytes.remaining()).put(tail).put(bytes).flip());
+            return;
+        }
+        input.add(bytes);
     }
 
     /** True while a frame's size is known but the budget cannot cover it yet. */
@@ -90,8 +107,8 @@ final class FrameDecoder {
     }
 
     /** Bytes received but not yet part of a frame (held only while reading is paused). */
-    int buffered() {
-        return input.stream().mapToInt(ByteBuffer::remaining).sum();
+    long buffered() {
+        return inputBytes;
     }
 
     /**
@@ -114,19 +131,22 @@ final class FrameDecoder {
             }
             announced = size;
         }
-        if (body == null) {
-            if (!memory.tryReserve(announced, onMemory)) {
+        int received = (int) Math.min(buffered(), announced);
+        if (received > held) {
+            if (!memory.tryReserve(received - held, onMemory)) {
                 awaitingMemory = true;
                 return null;
             }
-            awaitingMemory = false;
-            body = ByteBuffer.allocate(announced);
+            held = received;
         }
-        if (!fill(body)) {
+        awaitingMemory = false;
+        if (received < announced) {
             return null;
         }
+        ByteBuffer body = ByteBuffer.allocate(announced);
+        fill(body);
         Frame frame = new Frame(body.flip(), memory);
-        body = null;
+        held = 0;
         announced = -1;
         return frame;
     }
@@ -138,10 +158,11 @@ final class FrameDecoder {
         }
         closed = true;
         input.clear();
+        inputBytes = 0;
         memory.cancel(onMemory);
-        if (body != null) {
-            memory.release(body.capacity());
-            body = null;
+        if (held > 0) {
+            memory.release(held);
+            held = 0;
         }
     }
 
@@ -153,6 +174,7 @@ final class FrameDecoder {
             part.limit(n);
             target.put(part);
             head.position(head.position() + n);
+            inputBytes -= n;
             if (!head.hasRemaining()) {
                 input.poll();
             }

@@ -70,6 +70,50 @@ class ApiRegistryTest {
         }
     }
 
+    /**
+     * Every count and length a served request carries, set to the largest a field can say
+     * (0x7fffffff as int32 and as a varint, 0x7fff as int16), at every offset of the request as a
+     * client encodes it: parsing must refuse or bound it before allocating for it. The parser is
+     * kafka-clients' (it checks each count against the bytes left); this holds it to that for
+     * every version we serve, measuring what each parse allocates.
+     */
+    @Test
+    void everyServedRequestWithHugeCountsIsRefusedBeforeItAllocatesForThem() {
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long bound = 256 * 1024;
+        // The instrument itself: a parse that did allocate what a count asked for would be seen.
+        long before = threads.getCurrentThreadAllocatedBytes();
+        byte[] sink = new byte[4 * 1024 * 1024];
+        assertThat(threads.getCurrentThreadAllocatedBytes() - before).isGreaterThan(bound + sink.length / 2);
+        int variants = 0;
+        for (ApiHandler h : registry.handlers()) {
+            ApiKeys key = h.key();
+            for (short v = h.minVersion(); v <= h.maxVersion(); v++) {
+                ApiMessage request = ApiMessageType.fromApiKey(key.id).newRequest();
+                ObjectSerializationCache cache = new ObjectSerializationCache();
+                ByteBuffer clean = ByteBuffer.allocate(request.size(cache, v));
+                request.write(new ByteBufferAccessor(clean), cache, v);
+                byte[] body = clean.array();
+                for (int at = 0; at < body.length; at++) {
+                    for (byte[] huge : new byte[][] {{0x7f, -1, -1, -1}, {-1, -1, -1, -1, 0x07}, {0x7f, -1}}) {
+                        byte[] hostile = java.util.Arrays.copyOf(body, Math.max(body.length, at + huge.length));
+                        System.arraycopy(huge, 0, hostile, at, huge.length);
+                        long start = threads.getCurrentThreadAllocatedBytes();
+                        try {
+                            AbstractRequest.parseRequest(key, v, ByteBuffer.wrap(hostile));
+                        } catch (RuntimeException refused) {
+                            // What the pipeline closes the connection for.
+                        }
+                        assertThat(threads.getCurrentThreadAllocatedBytes() - start)
+                                .as("%s v%d with %d-byte count at offset %d", key, v, huge.length, at).isLessThan(bound);
+                        variants++;
+                    }
+                }
+            }
+        }
+        assertThat(variants).isGreaterThan(1000);
+    }
+
     @Test
     void theCompatibilityPageListsExactlyTheServedApis() throws Exception {
         String page = Files.readString(COMPATIBILITY_PAGE, StandardCharsets.UTF_8);
