@@ -103,7 +103,8 @@ class ApiVersionMatrixIT {
             ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.ALTER_REPLICA_LOG_DIRS, ApiKeys.ELECT_LEADERS, ApiKeys.CREATE_PARTITIONS,
             ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
-            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS);
+            ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
+            ApiKeys.ALTER_CLIENT_QUOTAS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -172,6 +173,37 @@ class ApiVersionMatrixIT {
                     assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
                     assertThat(r.credentialInfos()).singleElement().satisfies(i -> assertThat(i.iterations()).isEqualTo(4096));
                 });
+            }
+        }
+    }
+
+    @Test
+    void clientQuotaApisAtEveryVersion() throws Exception {
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.ALTER_CLIENT_QUOTAS); v++) {
+                String client = "matrix-client-" + v;
+                var altered = (org.apache.kafka.common.requests.AlterClientQuotasResponse) c.send(ApiKeys.ALTER_CLIENT_QUOTAS, v,
+                        new org.apache.kafka.common.message.AlterClientQuotasRequestData().setEntries(List.of(
+                                new org.apache.kafka.common.message.AlterClientQuotasRequestData.EntryData()
+                                        .setEntity(List.of(new org.apache.kafka.common.message.AlterClientQuotasRequestData.EntityData()
+                                                .setEntityType("client-id").setEntityName(client)))
+                                        .setOps(List.of(new org.apache.kafka.common.message.AlterClientQuotasRequestData.OpData()
+                                                .setKey("producer_byte_rate").setValue(1e12))))));
+                short version = v;
+                assertThat(altered.data().entries()).singleElement().satisfies(e -> {
+                    assertThat(Errors.forCode(e.errorCode())).as("AlterClientQuotas v%d", (int) version).isEqualTo(Errors.NONE);
+                    assertThat(e.entity()).singleElement().satisfies(x -> assertThat(x.entityName()).isEqualTo(client));
+                });
+            }
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_CLIENT_QUOTAS); v++) {
+                var described = (org.apache.kafka.common.requests.DescribeClientQuotasResponse) c.send(ApiKeys.DESCRIBE_CLIENT_QUOTAS, v,
+                        new org.apache.kafka.common.message.DescribeClientQuotasRequestData().setComponents(List.of(
+                                new org.apache.kafka.common.message.DescribeClientQuotasRequestData.ComponentData().setEntityType("client-id")
+                                        .setMatchType(org.apache.kafka.common.requests.DescribeClientQuotasRequest.MATCH_TYPE_EXACT)
+                                        .setMatch("matrix-client-0"))));
+                assertThat(Errors.forCode(described.data().errorCode())).isEqualTo(Errors.NONE);
+                assertThat(described.data().entries()).singleElement().satisfies(e ->
+                        assertThat(e.values()).singleElement().satisfies(x -> assertThat(x.value()).isEqualTo(1e12)));
             }
         }
     }

@@ -347,7 +347,7 @@ class ConsumerGroupsIT {
      */
     static final java.util.regex.Pattern TMP = java.util.regex.Pattern.compile("\\..+\\.tmp-[0-9a-f-]{36}");
     static final java.util.regex.Pattern LAYOUT = java.util.regex.Pattern.compile(String.join("|",
-            "__cluster/(assignment\\.json|controller\\.lock|controller\\.lease|cluster\\.id)",
+            "__cluster/(assignment\\.json|controller\\.lock|controller\\.lease|cluster\\.id|link\\.key)",
             "__cluster/catalog/topics\\.json",
             "__cluster/producer_ids/next-block\\.json",
             "__cluster/groups/slot-[0-9]{2}/(fence|fences/[0-9a-f]{8}|[xh][0-9a-f]+\\.[0-9a-f]{8}\\.json)",

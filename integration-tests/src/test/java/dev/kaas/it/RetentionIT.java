@@ -100,8 +100,16 @@ class RetentionIT {
         produce(topic, 0, 100, System.currentTimeMillis() - 3_600_000);
         produce(topic, 100, 20);
 
-        // Checks run while the old records are still being written: wait until they have all been judged.
-        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> earliest(tp) >= 90);
+        // Checks run while the old records are still being written: wait until they have all been
+        // judged, that is until the log start has stopped moving over several checks (one check
+        // may remove the segments up to 90 and the next those up to 97).
+        long[] last = {-1};
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1000)).until(() -> {
+            long now = earliest(tp);
+            boolean settled = now >= 90 && now == last[0];
+            last[0] = now;
+            return settled;
+        });
         long start = earliest(tp);
         // The segment that holds the last old records and the first new ones is as new as its newest.
         assertThat(start).as("only records older than retention.ms went").isBetween(90L, 100L);

@@ -90,6 +90,10 @@ final class BrokerConfigs {
                 Integer.toString(b.maxConnectionsPerIp()), "Connections one address may hold."));
         out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
                 "The most bytes one Fetch answers."));
+        out.add(new Entry("quota.window.num", ConfigType.INT, "kaas.broker.quota-window-num", Integer.toString(b.quotaWindowNum()),
+                "The number of samples to retain in memory for client quotas."));
+        out.add(new Entry("quota.window.size.seconds", ConfigType.INT, "kaas.broker.quota-window-size-seconds",
+                Integer.toString(b.quotaWindowSizeSeconds()), "The time span of each sample for client quotas."));
         out.add(new Entry("log.retention.check.interval.ms", ConfigType.LONG, "kaas.broker.log-retention-check-interval",
                 Long.toString(b.logRetentionCheckInterval().toMillis()), "How often retention is checked."));
         out.add(new Entry("log.cleaner.enable", ConfigType.BOOLEAN, "kaas.broker.log-cleaner-enable", Boolean.toString(b.logCleanerEnable()),

@@ -7,6 +7,8 @@ import dev.kaas.proto.AlterScramCredentialsCall;
 import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AssignmentVersionCall;
 import dev.kaas.proto.AssignmentVersionReply;
+import dev.kaas.proto.AlterClientQuotasCall;
+import dev.kaas.proto.AlterClientQuotasReply;
 import dev.kaas.proto.ControllerAdminGrpc;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
@@ -71,6 +73,10 @@ public class ControllerAdmin {
 
     public CompletableFuture<AlterScramCredentialsReply> alterScramCredentials(AlterScramCredentialsCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterScramCredentials(c, o));
+    }
+
+    public CompletableFuture<AlterClientQuotasReply> alterClientQuotas(AlterClientQuotasCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterClientQuotas(c, o));
     }
 
     /** The version of the assignment the controller has published (see the AssignmentVersion RPC). */

@@ -136,6 +136,14 @@ public interface BrokerConfig {
         @WithDefault("57671680")
         int fetchMaxBytes();
 
+        /** Apache {@code quota.window.num}: samples a client quota's rate is measured over. */
+        @WithDefault("11")
+        int quotaWindowNum();
+
+        /** Apache {@code quota.window.size.seconds}: the length of each sample. */
+        @WithDefault("1")
+        int quotaWindowSizeSeconds();
+
         /** Apache {@code auto.create.topics.enable}. */
         @WithDefault("true")
         boolean autoCreateTopicsEnable();

@@ -5,6 +5,7 @@ import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.quota.ClientQuotas;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.common.model.TopicAssignment;
@@ -56,13 +57,15 @@ public class FetchHandler implements ApiHandler {
     private final ClusterView view;
     private final FetchWaiters waiters;
     private final int fetchMaxBytes;
+    private final ClientQuotas quotas;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Partitions.named("kaas-fetch-timer"));
 
-    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters, BrokerConfig config) {
+    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters, BrokerConfig config, ClientQuotas quotas) {
         this.partitions = partitions;
         this.view = view;
         this.waiters = waiters;
         this.fetchMaxBytes = config.broker().fetchMaxBytes();
+        this.quotas = quotas;
     }
 
     /**
@@ -93,7 +96,7 @@ public class FetchHandler implements ApiHandler {
         if (data.sessionEpoch() != 0 && data.sessionEpoch() != -1) {
             return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
         }
-        Op op = new Op(data, ctx.apiVersion(), ctx.listenerName(), ctx.zeroCopy());
+        Op op = new Op(data, ctx);
         op.start();
         return op.result;
     }
@@ -111,11 +114,18 @@ public class FetchHandler implements ApiHandler {
         volatile boolean expired;
         ScheduledFuture<?> timeout;
 
-        Op(FetchRequestData data, short version, String listenerName, boolean zeroCopy) {
+        final RequestContext ctx;
+        /** The response budget: the request's and the broker's, and what the client's consumer_byte_rate allows at once. */
+        final int budget;
+
+        Op(FetchRequestData data, RequestContext ctx) {
             this.data = data;
-            this.version = version;
-            this.listenerName = listenerName;
-            this.zeroCopy = zeroCopy;
+            this.ctx = ctx;
+            this.version = ctx.apiVersion();
+            this.listenerName = ctx.listenerName();
+            this.zeroCopy = ctx.zeroCopy();
+            double quotaWindow = quotas.fetch().maxValueInQuotaWindow(ctx.principal(), ctx.clientId());
+            this.budget = (int) Math.min(responseBudget(version, data.maxBytes(), fetchMaxBytes), quotaWindow);
         }
 
         void start() {
@@ -146,11 +156,11 @@ public class FetchHandler implements ApiHandler {
                 return;
             }
             // As Apache: min_bytes above the response budget could never be met.
-            int minBytes = Math.min(data.minBytes(), responseBudget(version, data.maxBytes(), fetchMaxBytes));
+            int minBytes = Math.min(data.minBytes(), budget);
             boolean enough = c.bytes >= Math.max(1, minBytes) || c.error || data.maxWaitMs() <= 0 || expired;
             if (enough) {
                 finish();
-                result.complete(c.response);
+                result.complete(throttled(c));
                 return;
             }
             if (first) {
@@ -167,6 +177,22 @@ public class FetchHandler implements ApiHandler {
             }
         }
 
+        /**
+         * As Apache: the response's bytes count against consumer_byte_rate; past the quota the
+         * client gets an empty response saying how long to wait (the bytes it would have held are
+         * taken back), and the connection is not read meanwhile.
+         */
+        private FetchResponseData throttled(Collected c) {
+            long now = System.currentTimeMillis();
+            int delay = quotas.fetch().recordAndGetThrottleTimeMs(ctx.principal(), ctx.clientId(), c.bytes, now);
+            if (delay <= 0) {
+                return c.response;
+            }
+            quotas.fetch().unrecord(ctx.principal(), ctx.clientId(), c.bytes, now);
+            ctx.throttle().throttle(delay);
+            return new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(delay);
+        }
+
         private void finish() {
             waiters.unpark(parked, this);
             if (timeout != null) {
@@ -177,7 +203,6 @@ public class FetchHandler implements ApiHandler {
         private Collected collect() throws Exception {
             FetchResponseData resp = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(0);
             boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
-            int budget = responseBudget(version, data.maxBytes(), fetchMaxBytes);
             int total = 0;
             boolean error = false;
             List<TopicPartition> tps = new ArrayList<>();

@@ -5,6 +5,7 @@ import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.CloseConnection;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.quota.ClientQuotas;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.VerificationGuards;
@@ -53,11 +54,13 @@ public class ProduceHandler implements ApiHandler {
     private final Partitions partitions;
     private final ClusterView view;
     private final TxnVerifier verifier;
+    private final ClientQuotas quotas;
 
-    public ProduceHandler(Partitions partitions, ClusterView view, TxnVerifier verifier) {
+    public ProduceHandler(Partitions partitions, ClusterView view, TxnVerifier verifier, ClientQuotas quotas) {
         this.partitions = partitions;
         this.view = view;
         this.verifier = verifier;
+        this.quotas = quotas;
     }
 
     @Override
@@ -163,6 +166,12 @@ public class ProduceHandler implements ApiHandler {
                     redirect(resp, pr, tp, ctx.listenerName());
                 }
             }
+            // As Apache: the request's size counts against producer_byte_rate once it is handled; past
+            // the quota the answer says how long to wait, and the connection is not read meanwhile.
+            int delay = quotas.produce().recordAndGetThrottleTimeMs(ctx.principal(), ctx.clientId(), ctx.throttle().requestBytes(),
+                    System.currentTimeMillis());
+            ctx.throttle().throttle(delay);
+            resp.setThrottleTimeMs(delay);
             if (acks != 0) {
                 return resp;
             }

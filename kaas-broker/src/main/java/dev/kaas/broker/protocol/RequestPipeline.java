@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -89,12 +90,14 @@ final class RequestPipeline {
         /** A failed authentication: this response (if any) goes out after the delay, then the connection closes. */
         boolean failAfter;
         ApiMessage response;
+        final RequestContext.Throttle throttle;
 
         Pending(RequestHeader header, AbstractRequest request, short responseVersion, FrameDecoder.Frame frame) {
             this.header = header;
             this.request = request;
             this.responseVersion = responseVersion;
             this.frame = frame;
+            this.throttle = new RequestContext.Throttle(frame == null ? 0 : 4 + frame.buffer().limit());
         }
     }
 
@@ -113,9 +116,45 @@ final class RequestPipeline {
         this.maxInFlight = maxInFlight;
     }
 
-    /** True while another request may be read: fewer than the limit in flight and the socket's write queue has room. */
+    /** True while another request may be read: fewer than the limit in flight, the socket's write queue has room, no quota delay. */
     boolean accepting() {
-        return !closed && !closing && pending.size() < maxInFlight && !transport.writeQueueFull();
+        return !closed && !closing && pending.size() < maxInFlight && !transport.writeQueueFull() && !throttled();
+    }
+
+    /** Reading stops until this time (System.nanoTime) after a response that carried a quota delay (KIP-219). */
+    private long throttledUntilNanos;
+    private boolean throttleTimerSet;
+
+    private boolean throttled() {
+        return throttledUntilNanos != 0 && System.nanoTime() - throttledUntilNanos < 0;
+    }
+
+    /** Stops reading for {@code ms} from now, as Apache mutes a throttled channel once its response is sent. */
+    private void throttle(int ms) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        if (throttledUntilNanos == 0 || until - throttledUntilNanos > 0) {
+            throttledUntilNanos = until;
+        }
+        transport.readable(false);
+        if (!throttleTimerSet) {
+            throttleTimerSet = true;
+            CompletableFuture.delayedExecutor(ms, TimeUnit.MILLISECONDS, loop).execute(this::throttleEnded);
+        }
+    }
+
+    private void throttleEnded() {
+        throttleTimerSet = false;
+        if (closed) {
+            return;
+        }
+        long left = throttledUntilNanos - System.nanoTime();
+        if (left > 0) {
+            // A later response extended the delay.
+            throttle((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            return;
+        }
+        throttledUntilNanos = 0;
+        transport.readable(accepting());
     }
 
     int inFlight() {
@@ -199,7 +238,7 @@ final class RequestPipeline {
         CompletionStage<ApiMessage> stage;
         try {
             stage = registry.handler(key).handle(new RequestContext(header, listenerName, transport.clientHost(), transport.principal(),
-                    transport.securityProtocol()), request);
+                    transport.securityProtocol(), p.throttle), request);
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
         }
@@ -352,7 +391,12 @@ final class RequestPipeline {
                 close();
                 return;
             }
+            int delay = p.throttle.ms();
             if (p.response == null || closed) {
+                if (delay > 0 && !closed) {
+                    // acks=0 gets no response, and is still held to its quota.
+                    throttle(delay);
+                }
                 continue;
             }
             try {
@@ -369,6 +413,9 @@ final class RequestPipeline {
                 writeHeap(heap);
                 close();
                 return;
+            }
+            if (delay > 0) {
+                throttle(delay);
             }
         }
         writeHeap(heap);

@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.quota.ClientQuotas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.cluster.ClusterView;
@@ -63,7 +64,7 @@ class FetchWakeupTest {
         log = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 0), tp, TOPIC_ID.toString(),
                 1, 1, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
-        ProduceHandler produce = new ProduceHandler(partitions, view, new NoVerification());
+        ProduceHandler produce = new ProduceHandler(partitions, view, new NoVerification(), new ClientQuotas(view, config));
         // The worst moment: the record lands (and its high watermark moves, waking whoever is parked)
         // after the fetch found nothing and before it parks.
         FetchWaiters waiters = new FetchWaiters(partitions) {
@@ -77,7 +78,7 @@ class FetchWakeupTest {
                 super.park(tps, wake);
             }
         };
-        FetchHandler fetch = new FetchHandler(partitions, view, waiters, config);
+        FetchHandler fetch = new FetchHandler(partitions, view, waiters, config, new ClientQuotas(view, config));
         short v = 12;
         var req = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(20_000).setMinBytes(1).setMaxBytes(1 << 20).setSessionId(0)
                 .setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic(TOPIC).setPartitions(List.of(

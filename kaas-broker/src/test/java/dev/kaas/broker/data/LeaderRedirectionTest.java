@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.quota.ClientQuotas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.cluster.ClusterView;
@@ -77,8 +78,8 @@ class LeaderRedirectionTest {
         led = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 2), tp2, TOPIC_ID.toString(),
                 5, ME, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
         partitions.put(tp2, new Replica(led, new SerialExecutor(partitions.writers())));
-        produce = new ProduceHandler(partitions, view, new NoVerification());
-        fetch = new FetchHandler(partitions, view, new FetchWaiters(partitions), config);
+        produce = new ProduceHandler(partitions, view, new NoVerification(), new ClientQuotas(view, config));
+        fetch = new FetchHandler(partitions, view, new FetchWaiters(partitions), config, new ClientQuotas(view, config));
     }
 
     @AfterEach

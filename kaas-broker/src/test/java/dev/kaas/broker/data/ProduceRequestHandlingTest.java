@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.quota.ClientQuotas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.cluster.ClusterView;
@@ -27,7 +28,8 @@ class ProduceRequestHandlingTest {
 
     ProduceResponseData produce(ProduceRequestData data) {
         BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", dir.toString()));
-        ProduceHandler handler = new ProduceHandler(new Partitions(config), new ClusterView(config), new NoVerification());
+        ClusterView view = new ClusterView(config);
+        ProduceHandler handler = new ProduceHandler(new Partitions(config), view, new NoVerification(), new ClientQuotas(view, config));
         short v = 9;
         ProduceRequest req = new ProduceRequest(data, v);
         RequestContext ctx = new RequestContext(new RequestHeader(ApiKeys.PRODUCE, v, "t", 1), "PLAINTEXT", "/127.0.0.1");

@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.quota.ClientQuotas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.config.BrokerConfig;
@@ -64,7 +65,7 @@ class ProduceStorageErrorTest {
         Path dir = PartitionLog.directory(partitions.dataDir(), "t", topicId, 0);
         log = PartitionLog.open(dir, tp, topicId, 0, 1, rollEveryBatch, System::currentTimeMillis, partitions.flush());
         partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
-        ProduceHandler handler = new ProduceHandler(partitions, view, new NoVerification());
+        ProduceHandler handler = new ProduceHandler(partitions, view, new NoVerification(), new ClientQuotas(view, config));
         assertThat(produce(handler).errorCode()).isEqualTo(Errors.NONE.code());
         Files.createDirectories(dir.resolve(String.format("%08x-%020d.log", 0, 1)).resolve("in-the-way"));
 

@@ -1,5 +1,6 @@
 package dev.kaas.broker.data;
 
+import dev.kaas.broker.quota.ClientQuotas;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.cluster.ClusterView;
@@ -81,7 +82,7 @@ class ProduceVerificationTest {
                 answers.add(answer);
                 return answer;
             }
-        });
+        }, new ClientQuotas(view, config));
     }
 
     @AfterEach

@@ -85,6 +85,7 @@ class RequestPipelineTest {
     /** Metadata answered when the test completes the request's future, by correlation id. */
     static final class ControlledHandler implements ApiHandler {
         final Map<Integer, CompletableFuture<ApiMessage>> calls = new HashMap<>();
+        final Map<Integer, RequestContext> contexts = new HashMap<>();
 
         @Override
         public ApiKeys key() {
@@ -95,6 +96,7 @@ class RequestPipelineTest {
         public CompletionStage<ApiMessage> handle(RequestContext context, AbstractRequest request) {
             CompletableFuture<ApiMessage> f = new CompletableFuture<>();
             calls.put(context.header().correlationId(), f);
+            contexts.put(context.header().correlationId(), context);
             return f;
         }
 
@@ -219,5 +221,27 @@ class RequestPipelineTest {
         assertThat(transport.answered).containsExactly(1);
         assertThat(transport.closed).isTrue();
         assertThat(memory.reserved()).isZero();
+    }
+
+    /** KIP-219: a response carrying a quota delay goes out at once, and nothing more is read until the delay has passed. */
+    @Test
+    void aThrottledResponseIsWrittenAndReadingStopsForItsDelay() {
+        RequestPipeline p = pipeline(16);
+        FrameDecoder.Frame frame = metadata(1);
+        int size = frame.buffer().limit();
+        p.onFrame(frame);
+        RequestContext ctx = handler.contexts.get(1);
+        assertThat(ctx.throttle().requestBytes()).as("the request's size on the wire").isEqualTo(4 + size);
+
+        ctx.throttle().throttle(400);
+        long answered = System.nanoTime();
+        handler.answer(1);
+
+        assertThat(transport.answered).containsExactly(1);
+        assertThat(p.accepting()).isFalse();
+        assertThat(transport.lastReadable()).isFalse();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> Boolean.TRUE.equals(transport.lastReadable()));
+        assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered)).isGreaterThanOrEqualTo(400);
+        assertThat(p.accepting()).isTrue();
     }
 }

@@ -59,6 +59,8 @@ public final class ServerProperties {
             new Setting("connections.max.idle.ms", "kaas.broker.connections-max-idle", Kind.MILLIS),
             new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT, 0L),
             new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT, 1024L),
+            new Setting("quota.window.num", "kaas.broker.quota-window-num", Kind.INT, 1L),
+            new Setting("quota.window.size.seconds", "kaas.broker.quota-window-size-seconds", Kind.INT, 1L),
             new Setting("log.retention.check.interval.ms", "kaas.broker.log-retention-check-interval", Kind.MILLIS, 1L),
             new Setting("log.cleaner.enable", "kaas.broker.log-cleaner-enable", Kind.BOOLEAN),
             new Setting("log.cleaner.threads", "kaas.broker.log-cleaner-threads", Kind.INT, 0L),

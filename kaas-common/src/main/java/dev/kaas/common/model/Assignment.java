@@ -18,12 +18,14 @@ import java.util.TreeMap;
  *                      broker's own; Apache broker names and values as set
  * @param scramUsers    the SCRAM credentials of each user (AlterUserScramCredentials), by user
  *                      name, one per mechanism
+ * @param clientQuotas  the client quotas (AlterClientQuotas), one per entity, in entity order
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
                          List<SlotAssignment> txnSlots,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs,
-                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers) {
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ClientQuota> clientQuotas) {
     public static final int SLOTS = 50;
     /** The resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
@@ -52,6 +54,14 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
             });
         }
         scramUsers = java.util.Collections.unmodifiableMap(users);
+        clientQuotas = clientQuotas == null ? List.of() : clientQuotas.stream().filter(q -> !q.values().isEmpty())
+                .sorted(java.util.Comparator.comparing(q -> q.entity().toString())).toList();
+    }
+
+    public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
+                      List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots,
+                      Map<String, Map<String, String>> brokerConfigs, Map<String, List<ScramUser>> scramUsers) {
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers, List.of());
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,

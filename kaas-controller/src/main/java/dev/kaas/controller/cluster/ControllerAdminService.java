@@ -1,6 +1,8 @@
 package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AlterClientQuotasCall;
+import dev.kaas.proto.AlterClientQuotasReply;
 import dev.kaas.proto.AlterScramCredentialsCall;
 import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AssignmentVersionCall;
@@ -76,6 +78,11 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     @Override
     public void alterScramCredentials(AlterScramCredentialsCall call, StreamObserver<AlterScramCredentialsReply> out) {
         reply(runtime.submit(core -> core.alterScramCredentials(call)), out);
+    }
+
+    @Override
+    public void alterClientQuotas(AlterClientQuotasCall call, StreamObserver<AlterClientQuotasReply> out) {
+        reply(runtime.submit(core -> core.alterClientQuotas(call)), out);
     }
 
     @Override

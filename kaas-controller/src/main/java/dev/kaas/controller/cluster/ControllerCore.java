@@ -14,6 +14,8 @@ import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.AlterBrokerConfigsCall;
 import dev.kaas.proto.AlterBrokerConfigsReply;
+import dev.kaas.proto.AlterClientQuotasCall;
+import dev.kaas.proto.AlterClientQuotasReply;
 import dev.kaas.proto.AlterScramCredentialsCall;
 import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AlterTopicConfigsCall;
@@ -609,7 +611,7 @@ public final class ControllerCore {
                         p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas()));
             // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -626,11 +628,29 @@ public final class ControllerCore {
         ScramCredentialChanges.Outcome outcome = ScramCredentialChanges.apply(current.scramUsers(), call);
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users()));
+                    current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users(),
+                    current.clientQuotas()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
         return AlterScramCredentialsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * AlterClientQuotas ({@link ClientQuotaChanges}, Apache's rules): what is valid is published in
+     * the assignment at once, so every broker enforces it and a new controller keeps it.
+     */
+    public AlterClientQuotasReply alterClientQuotas(AlterClientQuotasCall call) throws IOException {
+        requireWritable();
+        ClientQuotaChanges.Outcome outcome = ClientQuotaChanges.apply(current.clientQuotas(), call);
+        if (outcome.changed()) {
+            publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
+                    current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(),
+                    outcome.quotas()));
+            // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
+            requireLeader();
+        }
+        return AlterClientQuotasReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
 
     /**
@@ -675,7 +695,7 @@ public final class ControllerCore {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
             all.put(call.getResource(), next);
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers()));
+                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -946,7 +966,8 @@ public final class ControllerCore {
                 && a.groupSlots().equals(b.groupSlots())
                 && a.txnSlots().equals(b.txnSlots())
                 && a.brokerConfigs().equals(b.brokerConfigs())
-                && a.scramUsers().equals(b.scramUsers());
+                && a.scramUsers().equals(b.scramUsers())
+                && a.clientQuotas().equals(b.clientQuotas());
     }
 
     private void requireLeader() {

@@ -185,6 +185,30 @@ class ControllerCoreTest {
         assertThat(onDisk().scramUsers().get("alice").get(0).iterations()).isEqualTo(4096);
     }
 
+    /** Client quotas are published, on disk and pushed, and kept by every later publication (SCRAM users, topics, brokers, configs). */
+    @Test
+    void clientQuotasArePublishedAndKeptByEveryLaterPublication() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        var reply = core.alterClientQuotas(dev.kaas.proto.AlterClientQuotasCall.newBuilder()
+                .addAlterations(ClientQuotaChangesTest.alter(java.util.List.of(ClientQuotaChangesTest.part("client-id", "app")),
+                        ClientQuotaChangesTest.set("producer_byte_rate", 1048576))).build());
+
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().version()).isEqualTo(reply.getAssignmentVersion());
+        assertThat(s.last().clientQuotas()).singleElement().satisfies(q -> assertThat(q.values()).containsEntry("producer_byte_rate", 1048576.0));
+        assertThat(onDisk().clientQuotas()).isEqualTo(s.last().clientQuotas());
+        core.alterScramCredentials(dev.kaas.proto.AlterScramCredentialsCall.newBuilder()
+                .addUpsertions(ScramCredentialChangesTest.upsert("alice", 2, 4096, "alice-secret")).build());
+        core.createTopics(create("after", 2));
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
+        core.alterBrokerConfigs(dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource("")
+                .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("log.retention.ms").setValue("1000").setOp(0)).build());
+        assertThat(s.last().version()).isGreaterThan(reply.getAssignmentVersion() + 2);
+        assertThat(s.last().clientQuotas()).as("kept by later publications").isEqualTo(onDisk().clientQuotas()).hasSize(1);
+    }
+
     /** CreatePartitions as Apache's controller: grows, never shrinks, keeps the existing leaders, places the new ones. */
     @Test
     void createPartitionsGrowsATopicAndRefusesWhatApacheRefuses() throws Exception {

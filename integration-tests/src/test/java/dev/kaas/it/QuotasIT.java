@@ -1,0 +1,155 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Client quotas set with Apache's kafka-configs.sh and enforced as Apache enforces them: a
+ * producer and a consumer held to their byte rates by throttle_time_ms and a muted connection,
+ * never by an error, while a client without a quota is not slowed.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class QuotasIT {
+    static final int PRODUCE_RATE = 1 << 20;
+    static final int FETCH_RATE = 1 << 20;
+
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension();
+
+    static ShellTools.Result configs(String... args) throws Exception {
+        List<String> all = new java.util.ArrayList<>(List.of("--bootstrap-server", kaas.cluster().bootstrap()));
+        all.addAll(List.of(args));
+        return ShellTools.run("kafka.admin.ConfigCommand", null, all.toArray(String[]::new));
+    }
+
+    static double metric(Map<MetricName, ? extends Metric> metrics, String name) {
+        return metrics.entrySet().stream().filter(e -> e.getKey().name().equals(name) && e.getKey().tags().size() == 1)
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).max().orElse(Double.NaN);
+    }
+
+    @Test
+    void aProducerAndAConsumerAreHeldToTheirByteRatesByThrottlingNotErrors() throws Exception {
+        KaasCluster cluster = kaas.cluster();
+        var set = configs("--alter", "--add-config", "producer_byte_rate=" + PRODUCE_RATE + ",consumer_byte_rate=" + FETCH_RATE,
+                "--entity-type", "clients", "--entity-name", "limited");
+        assertThat(set.exitCode()).as(set.stderr()).isZero();
+        assertThat(set.stdout()).contains("Completed updating config for client limited.");
+        var described = configs("--describe", "--entity-type", "clients", "--entity-name", "limited");
+        assertThat(described.exitCode()).as(described.stderr()).isZero();
+        assertThat(described.stdout()).contains("Quota configs for client-id 'limited' are")
+                .contains("producer_byte_rate=1048576.0").contains("consumer_byte_rate=1048576.0");
+        var userDefault = configs("--alter", "--add-config", "request_percentage=200", "--entity-type", "users", "--entity-default");
+        assertThat(userDefault.exitCode()).as(userDefault.stderr()).isZero();
+        var users = configs("--describe", "--entity-type", "users");
+        assertThat(users.exitCode()).as(users.stderr()).isZero();
+        assertThat(users.stdout()).contains("Quota configs for the default user-principal are request_percentage=200.0");
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("limited", 1, (short) 1), new NewTopic("free", 1, (short) 1)))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
+
+        // As fast as the quota lets the client for 20 s: acknowledged bytes over the elapsed time. The
+        // producer's buffer is small, so sending waits on acknowledgements rather than queueing
+        // minutes of data that the final flush would then deliver at the quota's pace. As with
+        // Apache, a fresh rate is measured over at least ten of its eleven one-second samples: the
+        // first ten seconds' worth goes at once, and then again each time that sample expires.
+        ConcurrentLinkedQueue<Exception> errors = new ConcurrentLinkedQueue<>();
+        AtomicLong acked = new AtomicLong();
+        Properties p = cluster.clientProps();
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "limited");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(64 * 1024));
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
+        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, String.valueOf(1 << 20));
+        byte[] value = new byte[10_000];
+        double throttleMax;
+        long started = System.nanoTime();
+        long elapsedNs;
+        try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(20)) {
+                producer.send(new ProducerRecord<>("limited", value), (md, e) -> {
+                    if (e != null) {
+                        errors.add(e);
+                    } else {
+                        acked.addAndGet(value.length);
+                    }
+                });
+            }
+            producer.flush();
+            elapsedNs = System.nanoTime() - started;
+            throttleMax = metric(producer.metrics(), "produce-throttle-time-max");
+        }
+        double produced = acked.get() / (elapsedNs / 1e9);
+        System.out.printf("quota %d B/s: produced %.0f B/s over %.1f s, produce-throttle-time-max %.0f ms%n",
+                PRODUCE_RATE, produced, elapsedNs / 1e9, throttleMax);
+        assertThat(errors).isEmpty();
+        assertThat(produced).isLessThanOrEqualTo(PRODUCE_RATE * 1.1).isGreaterThan(PRODUCE_RATE * 0.5);
+        assertThat(throttleMax).isGreaterThan(0);
+
+        // The consumer of what was produced, held to 1 MiB/s. A fresh rate is measured over at least
+        // ten of its eleven one-second samples, so (as with Apache) about ten seconds' worth of
+        // bytes pass at once; the rest takes what the quota allows.
+        // 15 MiB: past the first ten seconds' worth, so the quota shows without reading all 20 s of data.
+        long total = Math.min(acked.get(), 15L << 20);
+        Properties c = cluster.clientProps();
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "limited");
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        long consumed = 0;
+        double fetchThrottleMax;
+        started = System.nanoTime();
+        try (var consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.assign(List.of(new TopicPartition("limited", 0)));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (consumed < total && System.nanoTime() < deadline) {
+                // (a poll returns at most one fetch's worth: the count stops within a MiB of the target)
+                for (var r : consumer.poll(Duration.ofMillis(200))) {
+                    consumed += r.value().length;
+                }
+            }
+            elapsedNs = System.nanoTime() - started;
+            fetchThrottleMax = metric(consumer.metrics(), "fetch-throttle-time-max");
+        }
+        double fetched = consumed / (elapsedNs / 1e9);
+        assertThat(fetched).isPositive();
+        System.out.printf("quota %d B/s: consumed %d bytes at %.0f B/s, fetch-throttle-time-max %.0f ms%n",
+                FETCH_RATE, consumed, fetched, fetchThrottleMax);
+        assertThat(consumed).isGreaterThanOrEqualTo(total);
+        assertThat(fetchThrottleMax).isGreaterThan(0);
+        assertThat(elapsedNs / 1e9).as("seconds to consume %d bytes", consumed).isGreaterThan((consumed - 11.0 * FETCH_RATE) / FETCH_RATE * 0.9);
+
+        // A client id without a quota is not slowed: 20 MB in well under the 20 s the limited one would need.
+        Properties free = cluster.clientProps();
+        free.put(ProducerConfig.CLIENT_ID_CONFIG, "free");
+        started = System.nanoTime();
+        try (var producer = new KafkaProducer<>(free, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 2000; i++) {
+                producer.send(new ProducerRecord<>("free", value));
+            }
+            producer.flush();
+            assertThat(metric(producer.metrics(), "produce-throttle-time-max")).isZero();
+        }
+        assertThat(System.nanoTime() - started).isLessThan(TimeUnit.SECONDS.toNanos(10));
+    }
+}
