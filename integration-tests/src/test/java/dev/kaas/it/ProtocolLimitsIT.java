@@ -69,7 +69,9 @@ class ProtocolLimitsIT {
             "kaas.broker.fetch-max-bytes", String.valueOf(FETCH_MAX),
             "kaas.broker.socket-request-max-bytes", String.valueOf(FRAME_MAX),
             "kaas.broker.queued-max-request-bytes", String.valueOf(2 * FRAME_MAX),
-            "kaas.broker.max-connections-per-ip", String.valueOf(PER_IP)));
+            "kaas.broker.max-connections-per-ip", String.valueOf(PER_IP),
+            // Apache's server.properties names are read too: one address gets a limit of its own.
+            "kaas.broker.max-connections-per-ip-overrides", "127.0.0.44:2"));
 
     static KaasCluster cluster;
 
@@ -225,7 +227,7 @@ class ProtocolLimitsIT {
     }
 
     @Test
-    void connectionsAboveThePerAddressLimitAreClosed() throws Exception {
+    void connectionsAboveThePerAddressLimitOrItsOverrideAreClosed() throws Exception {
         List<Socket> open = new ArrayList<>();
         try {
             for (int i = 0; i < PER_IP; i++) {
@@ -239,6 +241,14 @@ class ProtocolLimitsIT {
             }
             try (Socket other = connectFrom("127.0.0.43")) {
                 assertThat(apiVersions(other).data().errorCode()).as("another address has its own count").isZero();
+            }
+            for (int i = 0; i < 2; i++) {
+                Socket s = connectFrom("127.0.0.44");
+                open.add(s);
+                assertThat(apiVersions(s).data().errorCode()).isZero();
+            }
+            try (Socket extra = connectFrom("127.0.0.44")) {
+                assertThat(RawClient.closedByPeer(extra.getInputStream())).as("127.0.0.44's override of 2").isTrue();
             }
             open.remove(0).close();
             Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
@@ -257,13 +267,13 @@ class ProtocolLimitsIT {
     void partlySentLargeFramesStopReadingOnceTheBudgetIsUsedUntilOneIsReleased() throws Exception {
         List<Socket> stalled = new ArrayList<>();
         try (Socket waiting = connectFrom("127.0.0.52")) {
-            // Two frames of the maximum size, all but their last byte sent: the budget (two
-            // maximum frames) is used but for two bytes, since what arrived is what is reserved.
+            // Two frames announced at the maximum size, a quarter sent: each has shown it is being
+            // sent, so each holds its whole size, and the whole budget is reserved.
             for (int i = 0; i < 2; i++) {
                 Socket s = connectFrom("127.0.0.51");
                 stalled.add(s);
                 s.getOutputStream().write(ByteBuffer.allocate(4).putInt(FRAME_MAX).array());
-                s.getOutputStream().write(new byte[FRAME_MAX - 1]);
+                s.getOutputStream().write(new byte[FRAME_MAX / 4]);
                 s.getOutputStream().flush();
             }
             // Nothing observable says the broker has read the two frames; give it a moment so the

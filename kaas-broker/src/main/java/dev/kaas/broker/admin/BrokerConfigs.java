@@ -88,6 +88,10 @@ final class BrokerConfigs {
                 Long.toString(b.connectionsMaxIdle().toMillis()), "Idle connections are closed after this long."));
         out.add(new Entry("max.connections.per.ip", ConfigType.INT, "kaas.broker.max-connections-per-ip",
                 Integer.toString(b.maxConnectionsPerIp()), "Connections one address may hold."));
+        out.add(new Entry("max.connections.per.ip.overrides", ConfigType.STRING, "kaas.broker.max-connections-per-ip-overrides",
+                b.maxConnectionsPerIpOverrides().orElse(""), "Connections named hosts or addresses may hold, instead of max.connections.per.ip."));
+        out.add(new Entry("max.connections", ConfigType.INT, "kaas.broker.max-connections", Integer.toString(b.maxConnections()),
+                "Connections the broker holds in all."));
         out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
                 "The most bytes one Fetch answers."));
         out.add(new Entry("quota.window.num", ConfigType.INT, "kaas.broker.quota-window-num", Integer.toString(b.quotaWindowNum()),

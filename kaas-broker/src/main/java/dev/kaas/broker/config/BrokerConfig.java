@@ -132,6 +132,13 @@ public interface BrokerConfig {
         @WithDefault("2147483647")
         int maxConnectionsPerIp();
 
+        /** Apache {@code max.connections.per.ip.overrides}: {@code host:count,…}, limits of named hosts or addresses instead of the one above. */
+        java.util.Optional<String> maxConnectionsPerIpOverrides();
+
+        /** Apache {@code max.connections}: connections above it, from anywhere, are closed when accepted. */
+        @WithDefault("2147483647")
+        int maxConnections();
+
         /** Apache {@code fetch.max.bytes}: a Fetch response holds at most this many record bytes (the first batch whole, KIP-74). */
         @WithDefault("57671680")
         int fetchMaxBytes();

@@ -1,41 +1,130 @@
 package dev.kaas.broker.protocol;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.utils.Utils;
 
 /**
- * Open connections per client address (Apache {@code max.connections.per.ip}): a connection
- * above the limit is closed as soon as it is accepted, before it can send a byte, as Apache's
- * {@code ConnectionQuotas} does. Counts span every listener. Thread-safe: every event loop
- * shares one instance.
+ * Open connections per client address (Apache {@code max.connections.per.ip}, with
+ * {@code max.connections.per.ip.overrides} for named hosts or addresses) and in all (Apache
+ * {@code max.connections}): a connection above a limit is closed as soon as it is accepted,
+ * before it can send a byte, as Apache's {@code ConnectionQuotas} closes one above its address's
+ * limit. (Above {@code max.connections} Apache instead stops accepting until a connection closes,
+ * leaving new ones in the listen backlog; kaas cannot stop its event loops accepting, so it closes
+ * them and the client reconnects after its back-off.) Counts span every listener. Thread-safe:
+ * every event loop shares one instance.
  */
 public final class ConnectionLimits {
+    /** Why a connection was refused, for the log line. */
+    public enum Refusal {
+        NONE, PER_IP, TOTAL
+    }
+
     private final int maxPerIp;
+    private final Map<String, Integer> overrides;
+    private final int maxTotal;
+    private final AtomicInteger total = new AtomicInteger();
     private final ConcurrentHashMap<String, Integer> open = new ConcurrentHashMap<>();
 
     public ConnectionLimits(int maxPerIp) {
-        this.maxPerIp = maxPerIp;
+        this(maxPerIp, Map.of(), Integer.MAX_VALUE);
     }
 
-    /** Counts a new connection from {@code ip}; false (and not counted) when that address is at its limit. */
+    /** @param overrides per address literal (as {@link #parseOverrides} makes them) */
+    public ConnectionLimits(int maxPerIp, Map<String, Integer> overrides, int maxTotal) {
+        this.maxPerIp = maxPerIp;
+        this.overrides = Map.copyOf(overrides);
+        this.maxTotal = maxTotal;
+    }
+
+    /**
+     * Apache's {@code max.connections.per.ip.overrides} ({@code host:count,host:count}), its checks
+     * and messages, each host resolved to its address once, at start-up (as Apache's
+     * ConnectionQuotas does): a connection is matched by address.
+     */
+    public static Map<String, Integer> parseOverrides(String value, int maxPerIp) {
+        Map<String, Integer> byHost = new HashMap<>();
+        if (value != null && !value.isBlank()) {
+            for (String entry : value.split("\\s*,\\s*")) {
+                int colon = entry.lastIndexOf(':');
+                if (colon <= 0 || colon == entry.length() - 1) {
+                    throw new IllegalArgumentException("Map entry '" + entry + "' is improperly formatted in the config "
+                            + "max.connections.per.ip.overrides (expected key:value).");
+                }
+                String host = entry.substring(0, colon).trim();
+                int count;
+                try {
+                    count = Integer.parseInt(entry.substring(colon + 1).trim());
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("max.connections.per.ip.overrides: '" + entry + "' does not end in a number");
+                }
+                if (count < 0) {
+                    throw new IllegalArgumentException("max.connections.per.ip.overrides: '" + entry + "' is below 0");
+                }
+                byHost.put(host, count);
+            }
+        }
+        if (maxPerIp == 0 && byHost.isEmpty()) {
+            throw new IllegalArgumentException("max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
+        }
+        var invalid = byHost.keySet().stream().filter(h -> !Utils.validHostPattern(h)).sorted().toList();
+        if (!invalid.isEmpty()) {
+            throw new IllegalArgumentException("max.connections.per.ip.overrides contains invalid addresses : " + String.join(",", invalid));
+        }
+        Map<String, Integer> byAddress = new HashMap<>();
+        byHost.forEach((host, count) -> {
+            try {
+                byAddress.put(InetAddress.getByName(host).getHostAddress(), count);
+            } catch (UnknownHostException e) {
+                throw new IllegalArgumentException("max.connections.per.ip.overrides: cannot resolve " + host, e);
+            }
+        });
+        return byAddress;
+    }
+
+    /** Counts a new connection from {@code ip}; false (and not counted) when a limit is reached. */
     public boolean tryOpen(String ip) {
+        return admit(ip) == Refusal.NONE;
+    }
+
+    /** As {@link #tryOpen}, saying which limit refused it. */
+    public Refusal admit(String ip) {
+        if (total.incrementAndGet() > maxTotal) {
+            total.decrementAndGet();
+            return Refusal.TOTAL;
+        }
+        int limit = overrides.getOrDefault(ip, maxPerIp);
         boolean[] admitted = {false};
         open.compute(ip, (k, n) -> {
             int current = n == null ? 0 : n;
-            if (current >= maxPerIp) {
+            if (current >= limit) {
                 return n;
             }
             admitted[0] = true;
             return current + 1;
         });
-        return admitted[0];
+        if (!admitted[0]) {
+            total.decrementAndGet();
+            return Refusal.PER_IP;
+        }
+        return Refusal.NONE;
     }
 
     /** A counted connection from {@code ip} closed. */
     public void closed(String ip) {
         open.computeIfPresent(ip, (k, n) -> n <= 1 ? null : n - 1);
+        total.decrementAndGet();
     }
 
     public int open(String ip) {
         return open.getOrDefault(ip, 0);
+    }
+
+    public int total() {
+        return total.get();
     }
 }

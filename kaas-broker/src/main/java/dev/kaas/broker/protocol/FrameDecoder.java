@@ -6,13 +6,17 @@ import java.util.ArrayDeque;
 /**
  * Splits one connection's byte stream into request frames (4-byte size, then that many bytes),
  * defensively as Apache's {@code NetworkReceive}: the size is checked against
- * {@code socket.request.max.bytes}, and a frame's bytes are reserved from the broker-wide
- * {@link RequestMemory} as they arrive, not when the size announces them (as Apache does). So a
- * slowloris client that announces the largest frame and sends a few bytes holds a few bytes of
- * the budget, not the frame's size: hundreds of them cannot use up the budget and stop every
- * other connection from reading. The body buffer is made once the whole frame has arrived.
- * Pull-based, so the connection takes frames only while it may have more requests in flight,
- * and testable without sockets.
+ * {@code socket.request.max.bytes}, and the frame's whole size is reserved from the broker-wide
+ * {@link RequestMemory} before its body buffer exists, as Apache reserves it, but only once the
+ * frame has shown it is being sent: a frame of up to {@link #GRACE} bytes once all of it has
+ * arrived, a larger one once its first {@link #GRACE} bytes have. Until then the bytes wait in the
+ * connection's input (at most the grace and one read). So a slowloris client that announces the
+ * largest frame and sends a few bytes holds none of the budget, and hundreds of them cannot stop
+ * every other connection reading; and since a frame holds either none or all of its size, every
+ * holder can complete and release it, whatever else is waiting (reserving bytes one by one as
+ * they arrive would let partly received frames fill the budget and wait on each other forever).
+ * Pull-based, so the connection takes frames only while it may have more requests in flight, and
+ * testable without sockets.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
@@ -26,13 +30,17 @@ final class FrameDecoder {
     private final RequestMemory memory;
     private final ArrayDeque<ByteBuffer> input = new ArrayDeque<>();
     private final ByteBuffer sizeField = ByteBuffer.allocate(4);
-    /** Below this a received buffer is merged into the previous one, so a client dribbling bytes holds few objects. */
+    /** What a frame may send before its size is reserved (see the class comment). */
+    static final int GRACE = 64 * 1024;
+    /** Below this a received buffer is copied into a spare-room tail, so a client dribbling bytes holds few objects. */
     private static final int SMALL = 512;
-    private static final int MERGED_MAX = 4096;
+    private static final int TAIL_CAPACITY = 4096;
     private int announced = -1;
     private long inputBytes;
-    /** Bytes of the current frame's body reserved from the budget: those received so far. */
-    private int held;
+    /** The body of the current frame, made when its size is reserved; null before. */
+    private ByteBuffer body;
+    /** The last input buffer when it is ours, with room to append small reads in place. */
+    private ByteBuffer tail;
     private boolean awaitingMemory;
     private boolean closed;
 
@@ -92,10 +100,18 @@ final class FrameDecoder {
             return;
         }
         inputBytes += bytes.remaining();
-        ByteBuffer tail = input.peekLast();
-        if (bytes.remaining() < SMALL && tail != null && tail.remaining() + bytes.remaining() <= MERGED_MAX) {
-            input.pollLast();
-            input.add(ByteBuffer.allocate(tail.remaining() + bytes.remaining()).put(tail).put(bytes).flip());
+        if (bytes.remaining() < SMALL) {
+            if (tail != null && tail == input.peekLast() && tail.capacity() - tail.limit() >= bytes.remaining()) {
+                // Append in place: the tail's readable window grows by the new bytes.
+                int readFrom = tail.position();
+                int end = tail.limit();
+                tail.limit(tail.capacity()).position(end);
+                tail.put(bytes);
+                tail.limit(tail.position()).position(readFrom);
+                return;
+            }
+            tail = ByteBuffer.allocate(TAIL_CAPACITY).put(bytes).flip();
+            input.add(tail);
             return;
         }
         input.add(bytes);
@@ -131,22 +147,22 @@ final class FrameDecoder {
             }
             announced = size;
         }
-        int received = (int) Math.min(buffered(), announced);
-        if (received > held) {
-            if (!memory.tryReserve(received - held, onMemory)) {
+        if (body == null) {
+            if (buffered() < Math.min(announced, GRACE)) {
+                return null;
+            }
+            if (!memory.tryReserve(announced, onMemory)) {
                 awaitingMemory = true;
                 return null;
             }
-            held = received;
+            awaitingMemory = false;
+            body = ByteBuffer.allocate(announced);
         }
-        awaitingMemory = false;
-        if (received < announced) {
+        if (!fill(body)) {
             return null;
         }
-        ByteBuffer body = ByteBuffer.allocate(announced);
-        fill(body);
         Frame frame = new Frame(body.flip(), memory);
-        held = 0;
+        body = null;
         announced = -1;
         return frame;
     }
@@ -158,11 +174,12 @@ final class FrameDecoder {
         }
         closed = true;
         input.clear();
+        tail = null;
         inputBytes = 0;
         memory.cancel(onMemory);
-        if (held > 0) {
-            memory.release(held);
-            held = 0;
+        if (body != null) {
+            memory.release(body.capacity());
+            body = null;
         }
     }
 
@@ -177,6 +194,9 @@ final class FrameDecoder {
             inputBytes -= n;
             if (!head.hasRemaining()) {
                 input.poll();
+                if (head == tail) {
+                    tail = null;
+                }
             }
         }
         return !target.hasRemaining();

@@ -54,7 +54,9 @@ public class KafkaListeners {
         this.config = config;
         this.registry = registry;
         this.memory = new RequestMemory(config.broker().queuedMaxRequestBytes());
-        this.limits = new ConnectionLimits(config.broker().maxConnectionsPerIp());
+        this.limits = new ConnectionLimits(config.broker().maxConnectionsPerIp(),
+                ConnectionLimits.parseOverrides(config.broker().maxConnectionsPerIpOverrides().orElse(""), config.broker().maxConnectionsPerIp()),
+                config.broker().maxConnections());
     }
 
     void onStart(@Observes StartupEvent ev) throws Exception {
@@ -137,9 +139,10 @@ public class KafkaListeners {
             vertx.createNetServer(options)
                     .connectHandler(socket -> {
                         String ip = socket.remoteAddress().hostAddress();
-                        if (!limits.tryOpen(ip)) {
-                            LOG.debugf("closing connection: max.connections.per.ip (%d) reached client=/%s",
-                                    config.broker().maxConnectionsPerIp(), ip);
+                        ConnectionLimits.Refusal refused = limits.admit(ip);
+                        if (refused != ConnectionLimits.Refusal.NONE) {
+                            LOG.debugf("closing connection: %s reached client=/%s", refused == ConnectionLimits.Refusal.TOTAL
+                                    ? "max.connections (" + config.broker().maxConnections() + ")" : "max.connections.per.ip", ip);
                             socket.close();
                             return;
                         }

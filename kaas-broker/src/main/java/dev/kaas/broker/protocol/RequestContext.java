@@ -38,7 +38,7 @@ public record RequestContext(RequestHeader header, String listenerName, String c
             this.requestBytes = requestBytes;
         }
 
-        /** The request's size on the wire, as Apache's produce quota counts it. */
+        /** The request's size without its size field (Apache's request.sizeInBytes), as Apache's produce quota counts it. */
         public int requestBytes() {
             return requestBytes;
         }

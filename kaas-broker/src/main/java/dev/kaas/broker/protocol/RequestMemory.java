@@ -7,12 +7,12 @@ import java.util.Set;
 
 /**
  * The broker-wide budget for request bytes being received or handled (Apache
- * {@code queued.max.request.bytes}). A connection reserves a frame's bytes as they arrive (not,
- * as Apache, its announced size at once) and keeps them reserved until the request is done; when
- * the budget cannot cover what arrived, the connection stops reading (Apache "mutes" it) and is
- * woken when another request releases its bytes. So clients sending large frames slowly hold at
- * most the budget (plus the one read each connection had in hand), never the heap, and clients
- * that announce large frames and send little hold little.
+ * {@code queued.max.request.bytes}). A connection reserves a frame's whole size before it
+ * allocates the frame's buffer (once the frame has shown it is being sent: {@link FrameDecoder})
+ * and keeps it until the request is answered; when the budget cannot cover it, the connection
+ * stops reading (Apache "mutes" it) and is woken when another request releases its bytes. So
+ * clients sending large frames slowly hold at most the budget, never the heap, and every
+ * reservation belongs to a frame that can complete.
  *
  * <p>Strict accounting, unlike Apache's pool (which lets the last allocation overshoot): a
  * reservation is granted only when it fits, so {@link #reserved()} never exceeds

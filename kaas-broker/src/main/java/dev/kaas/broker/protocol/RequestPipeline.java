@@ -97,7 +97,8 @@ final class RequestPipeline {
             this.request = request;
             this.responseVersion = responseVersion;
             this.frame = frame;
-            this.throttle = new RequestContext.Throttle(frame == null ? 0 : 4 + frame.buffer().limit());
+            // Apache's request.sizeInBytes: the frame without its size field.
+            this.throttle = new RequestContext.Throttle(frame == null ? 0 : frame.buffer().limit());
         }
     }
 
@@ -138,7 +139,8 @@ final class RequestPipeline {
         transport.readable(false);
         if (!throttleTimerSet) {
             throttleTimerSet = true;
-            CompletableFuture.delayedExecutor(ms, TimeUnit.MILLISECONDS, loop).execute(this::throttleEnded);
+            // Looks again at least every second, so a connection closed meanwhile is not kept for a long delay.
+            CompletableFuture.delayedExecutor(Math.min(ms, 1000), TimeUnit.MILLISECONDS, loop).execute(this::throttleEnded);
         }
     }
 

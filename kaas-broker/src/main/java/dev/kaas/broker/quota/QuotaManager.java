@@ -28,8 +28,15 @@ import org.apache.kafka.common.utils.Time;
  * as each Apache broker does. Thread-safe.
  */
 public final class QuotaManager {
-    /** Apache's InactiveSensorExpirationTimeSeconds: a client quiet this long is forgotten. */
-    static final long SENSOR_EXPIRY_SECONDS = 3600;
+    /**
+     * A client quiet this long is forgotten (Apache keeps sensors an hour; the rate they measure
+     * covers only quota.window.num × quota.window.size.seconds, and every kept one is memory a
+     * client chose the name of).
+     */
+    static final long SENSOR_EXPIRY_SECONDS = 300;
+    /** Metrics (one per sensor) past which new clients share a sensor per quota value. */
+    static final int MAX_SENSORS = 20_000;
+    static final int MAX_NAME_CHARS = 256;
 
     private final String key;
     private final String group;
@@ -37,6 +44,7 @@ public final class QuotaManager {
     private final Metrics metrics;
     private final int samples;
     private final int windowSeconds;
+    private final int maxSensors;
     private volatile Index index = new Index(null, Map.of());
 
     /** The quotas of this kind by entity ({@code user}, {@code client-id}; a null name is the default). */
@@ -48,6 +56,11 @@ public final class QuotaManager {
     }
 
     public QuotaManager(String key, String group, Supplier<List<ClientQuota>> quotas, Time time, int samples, int windowSeconds) {
+        this(key, group, quotas, time, samples, windowSeconds, MAX_SENSORS);
+    }
+
+    QuotaManager(String key, String group, Supplier<List<ClientQuota>> quotas, Time time, int samples, int windowSeconds, int maxSensors) {
+        this.maxSensors = maxSensors;
         this.key = key;
         this.group = group;
         this.quotas = quotas;
@@ -78,23 +91,37 @@ public final class QuotaManager {
         return !index().limits().isEmpty();
     }
 
-    /** Apache's DefaultQuotaCallback: which sensor (user, client-id) a client's usage is counted in, and its quota. */
+    /**
+     * Apache's DefaultQuotaCallback: which sensor (user, client-id) a client's usage is counted in
+     * (quotaMetricTags, eight levels), and the quota of that sensor (quotaLimit, which looks only
+     * at the levels its tags name: no quota for tags without a user or a client id).
+     */
     static Resolved resolve(Map<Map<String, String>, Double> limits, String user, String clientId) {
-        Map<String, String> u = userEntity(user);
-        Map<String, String> du = userEntity(null);
+        String[] tags;
         if (limits.containsKey(both(user, clientId)) || limits.containsKey(both(user, null))) {
-            return new Resolved(user, clientId, first(limits, both(user, clientId), both(user, null), both(null, clientId), both(null, null)));
+            tags = new String[] {user, clientId};
+        } else if (limits.containsKey(userEntity(user))) {
+            tags = new String[] {user, ""};
+        } else if (limits.containsKey(both(null, clientId)) || limits.containsKey(both(null, null))) {
+            tags = new String[] {user, clientId};
+        } else if (limits.containsKey(userEntity(null))) {
+            tags = new String[] {user, ""};
+        } else {
+            tags = new String[] {"", clientId};
         }
-        if (limits.containsKey(u)) {
-            return new Resolved(user, "", limits.get(u));
+        String u = tags[0];
+        String c = tags[1];
+        Double limit;
+        if (!u.isEmpty() && !c.isEmpty()) {
+            limit = first(limits, both(u, c), both(u, null), both(null, c), both(null, null));
+        } else if (!u.isEmpty()) {
+            limit = first(limits, userEntity(u), userEntity(null));
+        } else if (!c.isEmpty()) {
+            limit = first(limits, client(c), client(null));
+        } else {
+            limit = null;
         }
-        if (limits.containsKey(both(null, clientId)) || limits.containsKey(both(null, null))) {
-            return new Resolved(user, clientId, first(limits, both(user, clientId), both(user, null), both(null, clientId), both(null, null)));
-        }
-        if (limits.containsKey(du)) {
-            return new Resolved(user, "", limits.get(du));
-        }
-        return new Resolved("", clientId, first(limits, client(clientId), client(null)));
+        return new Resolved(u, c, limit);
     }
 
     @SafeVarargs
@@ -137,6 +164,9 @@ public final class QuotaManager {
             return 0;
         }
         Sensor sensor = sensor(i, principal, clientId);
+        if (sensor == null) {
+            return 0;
+        }
         try {
             sensor.record(value, nowMs, true);
             return 0;
@@ -149,7 +179,10 @@ public final class QuotaManager {
     public void unrecord(KafkaPrincipal principal, String clientId, double value, long nowMs) {
         Index i = index();
         if (!i.limits().isEmpty()) {
-            sensor(i, principal, clientId).record(-value, nowMs, false);
+            Sensor sensor = sensor(i, principal, clientId);
+            if (sensor != null) {
+                sensor.record(-value, nowMs, false);
+            }
         }
     }
 
@@ -175,13 +208,30 @@ public final class QuotaManager {
         return principal.getName();
     }
 
+    /**
+     * The sensor the client's usage goes to, or null when no quota applies to it (nothing to
+     * measure: Apache would measure against an unbounded quota). Sensors are bounded in number
+     * (past {@link #MAX_SENSORS}, clients without one share one per quota value) and in name
+     * length (long names by digest): client ids are the client's to choose, up to 32 KiB each.
+     */
     private Sensor sensor(Index i, KafkaPrincipal principal, String clientId) {
         Resolved r = resolve(i.limits(), userName(principal), clientId == null ? "" : clientId);
-        double limit = r.limit() == null ? Long.MAX_VALUE : r.limit();
-        String name = group + "-" + r.user() + ":" + r.clientId();
+        if (r.limit() == null) {
+            return null;
+        }
+        double limit = r.limit();
+        String user = bounded(r.user());
+        String client = bounded(r.clientId());
+        String name = group + "-" + user + ":" + client;
         synchronized (this) {
             Sensor sensor = metrics.getSensor(name);
-            MetricName rateName = metrics.metricName("byte-rate", group, "", Map.of("user", r.user(), "client-id", r.clientId()));
+            if (sensor == null && metrics.metrics().size() >= maxSensors) {
+                user = "";
+                client = "overflow-" + limit;
+                name = group + "-overflow:" + limit;
+                sensor = metrics.getSensor(name);
+            }
+            MetricName rateName = metrics.metricName("byte-rate", group, "", Map.of("user", user, "client-id", client));
             if (sensor == null) {
                 sensor = metrics.sensor(name, config(limit), SENSOR_EXPIRY_SECONDS);
                 sensor.add(rateName, new Rate(TimeUnit.SECONDS));
@@ -196,8 +246,25 @@ public final class QuotaManager {
         }
     }
 
+    private static String bounded(String name) {
+        if (name.length() <= MAX_NAME_CHARS) {
+            return name;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return "sha256:" + java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java 17 runtime", e);
+        }
+    }
+
     private MetricConfig config(double limit) {
         return new MetricConfig().timeWindow(windowSeconds, TimeUnit.SECONDS).samples(samples).quota(Quota.upperBound(limit));
+    }
+
+    /** Metrics kept (one per sensor, and the registry's own count). */
+    int metricCount() {
+        return metrics.metrics().size();
     }
 
     public void close() {

@@ -28,4 +28,45 @@ class ConnectionLimitsTest {
         limits.closed("10.0.0.1");
         assertThat(limits.open("10.0.0.1")).isZero();
     }
+
+    @Test
+    void theBrokerWideLimitCountsEveryAddressAndAClosedConnectionFreesItsSlot() {
+        ConnectionLimits limits = new ConnectionLimits(Integer.MAX_VALUE, java.util.Map.of(), 3);
+        assertThat(limits.admit("10.0.0.1")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("10.0.0.2")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("10.0.0.3")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("10.0.0.4")).isEqualTo(ConnectionLimits.Refusal.TOTAL);
+        assertThat(limits.open("10.0.0.4")).isZero();
+        limits.closed("10.0.0.2");
+        assertThat(limits.admit("10.0.0.4")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.total()).isEqualTo(3);
+    }
+
+    @Test
+    void anOverrideReplacesTheDefaultForItsAddressAndARefusalPerAddressFreesTheTotal() {
+        var overrides = ConnectionLimits.parseOverrides("127.0.0.1:1, localhost:1,10.0.0.9:3", 0);
+        assertThat(overrides).containsEntry("127.0.0.1", 1).containsEntry("10.0.0.9", 3);
+        ConnectionLimits limits = new ConnectionLimits(0, overrides, 10);
+        assertThat(limits.admit("10.0.0.1")).as("a default of zero: only overridden addresses connect").isEqualTo(ConnectionLimits.Refusal.PER_IP);
+        assertThat(limits.admit("127.0.0.1")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("127.0.0.1")).isEqualTo(ConnectionLimits.Refusal.PER_IP);
+        for (int i = 0; i < 3; i++) {
+            assertThat(limits.admit("10.0.0.9")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        }
+        assertThat(limits.admit("10.0.0.9")).isEqualTo(ConnectionLimits.Refusal.PER_IP);
+        assertThat(limits.total()).as("refused connections are not counted").isEqualTo(4);
+    }
+
+    @Test
+    void overridesAreCheckedAsApacheChecksThem() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ConnectionLimits.parseOverrides("", 0))
+                .hasMessage("max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ConnectionLimits.parseOverrides("10.0.0.1", 5))
+                .hasMessageContaining("improperly formatted");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ConnectionLimits.parseOverrides("bad_host!:3", 5))
+                .hasMessage("max.connections.per.ip.overrides contains invalid addresses : bad_host!");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ConnectionLimits.parseOverrides("10.0.0.1:-1", 5))
+                .hasMessageContaining("below 0");
+        assertThat(ConnectionLimits.parseOverrides(" ", 5)).isEmpty();
+    }
 }

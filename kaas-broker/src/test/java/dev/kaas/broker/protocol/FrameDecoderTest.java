@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** Framing without sockets: bytes in, frames out, memory reserved for the bytes that arrived. */
+/** Framing without sockets: bytes in, frames out, a frame's size reserved once it is being sent and before its buffer exists. */
 class FrameDecoderTest {
     private static final int MAX = 1024;
     private static final Runnable NO_WAKE = () -> { };
@@ -50,7 +50,7 @@ class FrameDecoderTest {
     }
 
     @Test
-    void aFrameOneByteShortIsHeldWithTheBytesItReceivedUntilTheLastByteArrives() throws Exception {
+    void aSmallFrameOneByteShortIsHeldWithoutItsReservationUntilTheLastByteArrives() throws Exception {
         RequestMemory memory = new RequestMemory(10_000);
         FrameDecoder d = new FrameDecoder(MAX, memory);
         byte[] f = frame(100, 7);
@@ -58,7 +58,7 @@ class FrameDecoderTest {
         d.append(ByteBuffer.wrap(f, 0, f.length - 1));
 
         assertThat(d.poll(NO_WAKE)).isNull();
-        assertThat(memory.reserved()).isEqualTo(99);
+        assertThat(memory.reserved()).isZero();
         d.append(ByteBuffer.wrap(f, f.length - 1, 1));
         FrameDecoder.Frame frame = d.poll(NO_WAKE);
         assertThat(bytes(frame)).isEqualTo(body(f));
@@ -156,40 +156,73 @@ class FrameDecoderTest {
             assertThat(d.poll(woken::incrementAndGet)).isNull();
         }
 
-        assertThat(memory.reserved()).isEqualTo(10L << 20).isLessThanOrEqualTo(memory.capacity());
-        assertThat(decoders.stream().filter(FrameDecoder::awaitingMemory).count()).isEqualTo(10);
-        assertThat(memory.waiting()).isEqualTo(10);
+        assertThat(memory.reserved()).isEqualTo(2L * frameSize).isLessThanOrEqualTo(memory.capacity());
+        assertThat(decoders.stream().filter(FrameDecoder::awaitingMemory).count()).isEqualTo(18);
+        assertThat(memory.waiting()).isEqualTo(18);
 
         decoders.get(0).close(NO_WAKE);
 
-        assertThat(memory.reserved()).as("a closed connection gives its partial frame's bytes back").isEqualTo(9L << 20);
-        assertThat(woken.get()).as("every waiting connection is told to try again").isEqualTo(10);
-        FrameDecoder next = decoders.get(10);
+        assertThat(memory.reserved()).as("a closed connection gives its partial frame's bytes back").isEqualTo(frameSize);
+        assertThat(woken.get()).as("every waiting connection is told to try again").isEqualTo(18);
+        FrameDecoder next = decoders.get(2);
         assertThat(next.poll(woken::incrementAndGet)).isNull();
         assertThat(next.awaitingMemory()).isFalse();
-        assertThat(memory.reserved()).isEqualTo(10L << 20);
+        assertThat(memory.reserved()).isEqualTo(2L * frameSize);
+    }
+
+    /**
+     * Two large frames, most of each sent, with room for only one: the one holding its reservation
+     * completes and releases it, then the other gets it. Reserving bytes as they arrived would
+     * leave both holding part of the budget, each waiting for the other, forever.
+     */
+    @Test
+    void partlySentFramesThatTogetherExceedTheBudgetStillAllComplete() throws Exception {
+        int frameSize = 6 << 20;
+        RequestMemory memory = new RequestMemory(10L << 20);
+        FrameDecoder a = new FrameDecoder(8 << 20, memory);
+        FrameDecoder b = new FrameDecoder(8 << 20, memory);
+        AtomicInteger bWoken = new AtomicInteger();
+        for (FrameDecoder d : List.of(a, b)) {
+            d.append(ByteBuffer.allocate(4).putInt(frameSize).flip());
+            d.append(ByteBuffer.allocate(5 << 20));
+        }
+        assertThat(a.poll(NO_WAKE)).isNull();
+        assertThat(b.poll(bWoken::incrementAndGet)).isNull();
+        assertThat(b.awaitingMemory()).isTrue();
+
+        a.append(ByteBuffer.allocate(1 << 20));
+        FrameDecoder.Frame first = a.poll(NO_WAKE);
+        assertThat(first).as("the frame holding its reservation completes").isNotNull();
+        first.release();
+        assertThat(bWoken.get()).isEqualTo(1);
+        b.append(ByteBuffer.allocate(1 << 20));
+        FrameDecoder.Frame second = b.poll(NO_WAKE);
+        assertThat(second).isNotNull();
+        assertThat(second.buffer().remaining()).isEqualTo(frameSize);
     }
 
     @Test
-    void connectionsAnnouncingTheLargestFrameAndSendingLittleHoldOnlyWhatTheySentAndLeaveTheBudgetToOthers() throws Exception {
+    void connectionsAnnouncingTheLargestFrameAndSendingLittleHoldNoneOfTheBudget() throws Exception {
         RequestMemory memory = new RequestMemory(1L << 20);
         for (int i = 0; i < 1000; i++) {
             FrameDecoder slowloris = new FrameDecoder(1 << 20, memory);
             slowloris.append(ByteBuffer.allocate(4).putInt(1 << 20).flip());
             slowloris.append(ByteBuffer.wrap(new byte[] {0, 18, 0, 3, 0, 0, 0, 1}));
-            // ...and then a byte now and then, each held in the same small buffer.
+            // ...and then a byte now and then, each appended to the same small buffer.
             for (int b = 0; b < 100; b++) {
                 slowloris.append(ByteBuffer.wrap(new byte[] {1}));
             }
             assertThat(slowloris.poll(NO_WAKE)).isNull();
             assertThat(slowloris.awaitingMemory()).isFalse();
+            assertThat(slowloris.buffered()).isEqualTo(108);
         }
-        assertThat(memory.reserved()).isEqualTo(1000L * 108);
+        assertThat(memory.reserved()).isZero();
 
         FrameDecoder normal = new FrameDecoder(1 << 20, memory);
         byte[] f = frame(100_000, 5);
         normal.append(ByteBuffer.wrap(f));
         assertThat(bytes(normal.poll(NO_WAKE))).isEqualTo(body(f));
+        assertThat(memory.reserved()).isEqualTo(100_000);
     }
 
     @Test

@@ -231,7 +231,7 @@ class RequestPipelineTest {
         int size = frame.buffer().limit();
         p.onFrame(frame);
         RequestContext ctx = handler.contexts.get(1);
-        assertThat(ctx.throttle().requestBytes()).as("the request's size on the wire").isEqualTo(4 + size);
+        assertThat(ctx.throttle().requestBytes()).as("the request's size, as Apache's request.sizeInBytes").isEqualTo(size);
 
         ctx.throttle().throttle(400);
         long answered = System.nanoTime();

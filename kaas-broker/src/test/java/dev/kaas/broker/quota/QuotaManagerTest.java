@@ -131,4 +131,25 @@ class QuotaManagerTest {
         }
         assertThat(QuotaManager.resolve(Map.of(entity("bob", null), 5.0), "alice", "app").limit()).isNull();
     }
+
+    @Test
+    void clientsWithoutAQuotaGetNoSensorAndPastTheBoundNewOnesShareOne() {
+        quota(null, "<default>", "producer_byte_rate", 1000);
+        QuotaManager bounded = new QuotaManager("producer_byte_rate", "Produce", () -> published, time, 11, 1, 4);
+        try {
+            int base = bounded.metricCount();
+            // Tags without a user or a client id have no quota in Apache's quotaLimit: nothing to measure.
+            KafkaPrincipal anonymous = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "");
+            assertThat(bounded.recordAndGetThrottleTimeMs(anonymous, "", 1e9, now.get())).isZero();
+            assertThat(bounded.metricCount()).isEqualTo(base);
+            for (int i = 0; i < 50; i++) {
+                bounded.recordAndGetThrottleTimeMs(ALICE, "x".repeat(1000) + i, 100, now.get());
+            }
+            assertThat(bounded.metricCount()).as("at most the bound, and one shared overflow sensor").isLessThanOrEqualTo(5);
+            // The shared sensor still holds its clients to the quota together: 50 x 100 + 20,000 over 10 s.
+            assertThat(bounded.recordAndGetThrottleTimeMs(ALICE, "another", 20_000, now.get())).isPositive();
+        } finally {
+            bounded.close();
+        }
+    }
 }

@@ -127,8 +127,8 @@ public final class LinkAuth {
                 if (seen.size() >= maxRemembered) {
                     return Verdict.BUSY;
                 }
-                // Acceptable until millis + WINDOW_MS <= now + 2 * WINDOW_MS: remembered that long.
-                seen.put(parts[2], now + 2 * WINDOW_MS);
+                // Acceptable while now <= millis + WINDOW_MS <= (this now) + 2 * WINDOW_MS: remembered past that.
+                seen.put(parts[2], now + 2 * WINDOW_MS + 1);
             }
             return Verdict.ACCEPTED;
         }

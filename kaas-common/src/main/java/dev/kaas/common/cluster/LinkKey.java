@@ -78,7 +78,8 @@ public final class LinkKey {
             Files.deleteIfExists(tmp);
         }
         AtomicFiles.fsyncDirectory(dir);
-        return read(file).orElseThrow(() -> new IOException(file + " vanished while it was being made"));
+        return read(file).orElseThrow(() -> new IOException(file + " exists but holds no key (it is empty or white space):"
+                + " remove it, or write the cluster's key into it"));
     }
 
     /**

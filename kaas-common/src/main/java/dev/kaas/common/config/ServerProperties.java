@@ -58,6 +58,8 @@ public final class ServerProperties {
             new Setting("queued.max.request.bytes", "kaas.broker.queued-max-request-bytes", Kind.LONG),
             new Setting("connections.max.idle.ms", "kaas.broker.connections-max-idle", Kind.MILLIS),
             new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT, 0L),
+            new Setting("max.connections.per.ip.overrides", "kaas.broker.max-connections-per-ip-overrides", Kind.STRING),
+            new Setting("max.connections", "kaas.broker.max-connections", Kind.INT, 0L),
             new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT, 1024L),
             new Setting("quota.window.num", "kaas.broker.quota-window-num", Kind.INT, 1L),
             new Setting("quota.window.size.seconds", "kaas.broker.quota-window-size-seconds", Kind.INT, 1L),

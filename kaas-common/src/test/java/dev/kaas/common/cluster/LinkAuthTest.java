@@ -68,6 +68,9 @@ class LinkAuthTest {
         // Replay-safe methods are not remembered, so they pass a full memory.
         assertThat(verifier.verify(LinkAuth.sign(KEY, NUDGE, now.get(), random), NUDGE, KEY, true)).isEqualTo(Verdict.ACCEPTED);
         now.addAndGet(2 * LinkAuth.WINDOW_MS);
+        assertThat(verifier.verify(LinkAuth.sign(KEY, SESSION, now.get(), random), SESSION, KEY, false))
+                .as("a nonce accepted at t is remembered through t + 2 windows").isEqualTo(Verdict.BUSY);
+        now.incrementAndGet();
         assertThat(verifier.verify(LinkAuth.sign(KEY, SESSION, now.get(), random), SESSION, KEY, false)).isEqualTo(Verdict.ACCEPTED);
         assertThat(verifier.remembered()).isEqualTo(1);
     }
