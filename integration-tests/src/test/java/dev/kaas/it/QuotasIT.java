@@ -35,8 +35,15 @@ class QuotasIT {
     static final int PRODUCE_RATE = 1 << 20;
     static final int FETCH_RATE = 1 << 20;
 
+    /**
+     * Apache's quota.window.num at 2 (of 1 s each): a fresh client's allowance before throttling
+     * starts, the quota times (samples - 1) windows, is one second's worth. With Apache's default
+     * of 11 it is ten seconds' worth, again each time the sample holding it expires (every 11 s),
+     * so a cold client measured over 20 s gets up to about 1.2 times its quota, in Apache as in
+     * kaas (measured 1.22x here); QuotaManagerTest checks the default arithmetic.
+     */
     @RegisterExtension
-    static final KaasClusterExtension kaas = new KaasClusterExtension();
+    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.broker.quota-window-num", "2"));
 
     static ShellTools.Result configs(String... args) throws Exception {
         List<String> all = new java.util.ArrayList<>(List.of("--bootstrap-server", kaas.cluster().bootstrap()));
@@ -70,13 +77,11 @@ class QuotasIT {
                     .all().get(30, TimeUnit.SECONDS);
         }
 
-        // As fast as the quota lets the client for 20 s: acknowledged bytes over the elapsed time. The
-        // producer's buffer is small, so sending waits on acknowledgements rather than queueing
-        // minutes of data that the final flush would then deliver at the quota's pace. As with
-        // Apache, a fresh rate is measured over at least ten of its eleven one-second samples: the
-        // first ten seconds' worth goes at once, and then again each time that sample expires.
+        // As fast as the quota lets the client: the bytes acknowledged in the first 20 s over 20 s.
+        // The producer's buffer is small, so sending waits on acknowledgements rather than queueing data.
         ConcurrentLinkedQueue<Exception> errors = new ConcurrentLinkedQueue<>();
         AtomicLong acked = new AtomicLong();
+        AtomicLong ackedIn20s = new AtomicLong();
         Properties p = cluster.clientProps();
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "limited");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
@@ -86,14 +91,19 @@ class QuotasIT {
         byte[] value = new byte[10_000];
         double throttleMax;
         long started = System.nanoTime();
+        final long produceStart = started;
+        long window = TimeUnit.SECONDS.toNanos(20);
         long elapsedNs;
         try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-            while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(20)) {
+            while (System.nanoTime() - started < window) {
                 producer.send(new ProducerRecord<>("limited", value), (md, e) -> {
                     if (e != null) {
                         errors.add(e);
                     } else {
                         acked.addAndGet(value.length);
+                        if (System.nanoTime() - produceStart <= window) {
+                            ackedIn20s.addAndGet(value.length);
+                        }
                     }
                 });
             }
@@ -101,18 +111,15 @@ class QuotasIT {
             elapsedNs = System.nanoTime() - started;
             throttleMax = metric(producer.metrics(), "produce-throttle-time-max");
         }
-        double produced = acked.get() / (elapsedNs / 1e9);
-        System.out.printf("quota %d B/s: produced %.0f B/s over %.1f s, produce-throttle-time-max %.0f ms%n",
-                PRODUCE_RATE, produced, elapsedNs / 1e9, throttleMax);
+        double produced = ackedIn20s.get() / 20.0;
+        System.out.printf("quota %d B/s: produced %.0f B/s over the first 20 s (%.0f B/s over %.1f s to the end of the flush),"
+                + " produce-throttle-time-max %.0f ms%n", PRODUCE_RATE, produced, acked.get() / (elapsedNs / 1e9), elapsedNs / 1e9, throttleMax);
         assertThat(errors).isEmpty();
         assertThat(produced).isLessThanOrEqualTo(PRODUCE_RATE * 1.1).isGreaterThan(PRODUCE_RATE * 0.5);
         assertThat(throttleMax).isGreaterThan(0);
 
-        // The consumer of what was produced, held to 1 MiB/s. A fresh rate is measured over at least
-        // ten of its eleven one-second samples, so (as with Apache) about ten seconds' worth of
-        // bytes pass at once; the rest takes what the quota allows.
-        // 15 MiB: past the first ten seconds' worth, so the quota shows without reading all 20 s of data.
-        long total = Math.min(acked.get(), 15L << 20);
+        // The consumer of what was produced, held to 1 MiB/s: 5 MiB take at least about 4 s.
+        long total = Math.min(acked.get(), 5L << 20);
         Properties c = cluster.clientProps();
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, "limited");
         c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -137,7 +144,8 @@ class QuotasIT {
                 FETCH_RATE, consumed, fetched, fetchThrottleMax);
         assertThat(consumed).isGreaterThanOrEqualTo(total);
         assertThat(fetchThrottleMax).isGreaterThan(0);
-        assertThat(elapsedNs / 1e9).as("seconds to consume %d bytes", consumed).isGreaterThan((consumed - 11.0 * FETCH_RATE) / FETCH_RATE * 0.9);
+        // One fetch may hold up to the quota's window (2 s worth) and the first one is not throttled before it is sent.
+        assertThat(elapsedNs / 1e9).as("seconds to consume %d bytes", consumed).isGreaterThan((consumed - 3.0 * FETCH_RATE) / FETCH_RATE * 0.9);
 
         // A client id without a quota is not slowed: 20 MB in well under the 20 s the limited one would need.
         Properties free = cluster.clientProps();

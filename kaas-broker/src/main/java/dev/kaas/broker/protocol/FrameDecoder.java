@@ -100,16 +100,17 @@ final class FrameDecoder {
             return;
         }
         inputBytes += bytes.remaining();
+        if (tail != null && tail == input.peekLast() && tail.capacity() - tail.limit() >= bytes.remaining()) {
+            // Whatever its size, a read that fits the tail's spare room goes there, so the tail stays
+            // last and small reads between larger ones do not each start a new one.
+            int readFrom = tail.position();
+            int end = tail.limit();
+            tail.limit(tail.capacity()).position(end);
+            tail.put(bytes);
+            tail.limit(tail.position()).position(readFrom);
+            return;
+        }
         if (bytes.remaining() < SMALL) {
-            if (tail != null && tail == input.peekLast() && tail.capacity() - tail.limit() >= bytes.remaining()) {
-                // Append in place: the tail's readable window grows by the new bytes.
-                int readFrom = tail.position();
-                int end = tail.limit();
-                tail.limit(tail.capacity()).position(end);
-                tail.put(bytes);
-                tail.limit(tail.position()).position(readFrom);
-                return;
-            }
             tail = ByteBuffer.allocate(TAIL_CAPACITY).put(bytes).flip();
             input.add(tail);
             return;

@@ -146,8 +146,15 @@ public class KafkaListeners {
                             socket.close();
                             return;
                         }
-                        new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl).start();
+                        try {
+                            new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
+                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl).start();
+                        } catch (RuntimeException e) {
+                            // Set-up failed before the connection could count its own close: count it here.
+                            LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());
+                            limits.closed(ip);
+                            socket.close();
+                        }
                     })
                     .listen()
                     .<Void>mapEmpty()

@@ -211,7 +211,7 @@ public final class QuotaManager {
     /**
      * The sensor the client's usage goes to, or null when no quota applies to it (nothing to
      * measure: Apache would measure against an unbounded quota). Sensors are bounded in number
-     * (past {@link #MAX_SENSORS}, clients without one share one per quota value) and in name
+     * (past {@link #MAX_SENSORS}, clients without one share one per user and quota value) and in name
      * length (long names by digest): client ids are the client's to choose, up to 32 KiB each.
      */
     private Sensor sensor(Index i, KafkaPrincipal principal, String clientId) {
@@ -226,14 +226,14 @@ public final class QuotaManager {
         synchronized (this) {
             Sensor sensor = metrics.getSensor(name);
             if (sensor == null && metrics.metrics().size() >= maxSensors) {
-                user = "";
-                client = "overflow-" + limit;
-                name = group + "-overflow:" + limit;
+                // Shared per user and quota value: clients of other users do not pay for these.
+                client = "*overflow*" + limit;
+                name = group + "-overflow-" + user + ":" + limit;
                 sensor = metrics.getSensor(name);
             }
             MetricName rateName = metrics.metricName("byte-rate", group, "", Map.of("user", user, "client-id", client));
             if (sensor == null) {
-                sensor = metrics.sensor(name, config(limit), SENSOR_EXPIRY_SECONDS);
+                sensor = metrics.sensor(name, config(limit), Math.max(SENSOR_EXPIRY_SECONDS, (long) samples * windowSeconds));
                 sensor.add(rateName, new Rate(TimeUnit.SECONDS));
             } else {
                 KafkaMetric metric = metrics.metric(rateName);

@@ -199,6 +199,8 @@ class FrameDecoderTest {
         FrameDecoder.Frame second = b.poll(NO_WAKE);
         assertThat(second).isNotNull();
         assertThat(second.buffer().remaining()).isEqualTo(frameSize);
+        second.release();
+        assertThat(memory.reserved()).isZero();
     }
 
     @Test
@@ -254,5 +256,54 @@ class FrameDecoderTest {
 
         assertThat(d.poll(NO_WAKE)).isNotNull();
         assertThat(memory.reserved()).isEqualTo(MAX);
+    }
+
+    @Test
+    void aFrameOfTheGraceIsReservedOnceWholeAndALargerOneOnceItsGraceArrived() throws Exception {
+        RequestMemory memory = new RequestMemory(10L << 20);
+        FrameDecoder atGrace = new FrameDecoder(1 << 20, memory);
+        byte[] f = frame(FrameDecoder.GRACE, 3);
+        atGrace.append(ByteBuffer.wrap(f, 0, f.length - 1));
+        assertThat(atGrace.poll(NO_WAKE)).isNull();
+        assertThat(memory.reserved()).isZero();
+        atGrace.append(ByteBuffer.wrap(f, f.length - 1, 1));
+        FrameDecoder.Frame whole = atGrace.poll(NO_WAKE);
+        assertThat(bytes(whole)).isEqualTo(body(f));
+        whole.release();
+
+        FrameDecoder above = new FrameDecoder(1 << 20, memory);
+        byte[] g = frame(FrameDecoder.GRACE + 1, 4);
+        above.append(ByteBuffer.wrap(g, 0, 4 + FrameDecoder.GRACE - 1));
+        assertThat(above.poll(NO_WAKE)).isNull();
+        assertThat(memory.reserved()).isZero();
+        above.append(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE - 1, 1));
+        assertThat(above.poll(NO_WAKE)).isNull();
+        assertThat(memory.reserved()).as("its grace arrived: its whole size").isEqualTo(FrameDecoder.GRACE + 1);
+        above.append(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE, 1));
+        assertThat(bytes(above.poll(NO_WAKE))).isEqualTo(body(g));
+    }
+
+    /** Small and large reads in any order, a frame ending inside the tail buffer: the bytes come out in order. */
+    @Test
+    void readsOfEverySizeAroundAPartlyConsumedTailKeepTheirOrder() throws Exception {
+        FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
+        byte[] a = frame(10, 1);
+        byte[] b = frame(700, 2);
+        byte[] c = frame(30, 3);
+        ByteBuffer stream = ByteBuffer.allocate(a.length + b.length + c.length).put(a).put(b).put(c).flip();
+        int[] sizes = {1, 3, 12, 600, 2, 1, 90, 5};
+        List<byte[]> out = new ArrayList<>();
+        int k = 0;
+        while (stream.hasRemaining()) {
+            int n = Math.min(sizes[k++ % sizes.length], stream.remaining());
+            byte[] chunk = new byte[n];
+            stream.get(chunk);
+            d.append(ByteBuffer.wrap(chunk));
+            for (FrameDecoder.Frame f = d.poll(NO_WAKE); f != null; f = d.poll(NO_WAKE)) {
+                out.add(bytes(f));
+            }
+        }
+        assertThat(out).containsExactly(body(a), body(b), body(c));
+        assertThat(d.buffered()).isZero();
     }
 }
