@@ -123,7 +123,7 @@ final class FrameDecoder {
         return awaitingMemory;
     }
 
-    /** Bytes received but not yet part of a frame (held only while reading is paused). */
+    /** Bytes received but not yet in a frame body: a frame within its grace, or what arrived while reading was pausing. */
     long buffered() {
         return inputBytes;
     }

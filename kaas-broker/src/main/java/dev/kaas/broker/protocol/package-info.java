@@ -13,7 +13,7 @@
  *
  * <p>Shared across loops, and thread-safe: {@link dev.kaas.broker.protocol.RequestMemory} (the
  * {@code queued.max.request.bytes} budget; a release wakes waiting connections, which retry on
- * their own loop) and {@link dev.kaas.broker.protocol.ConnectionLimits} (per-address counts).
+ * their own loop) and {@link dev.kaas.broker.protocol.ConnectionLimits} (per-address and broker-wide counts).
  * Limits and their keys: src/docs/running.md and src/docs/compatibility.md.
  */
 package dev.kaas.broker.protocol;
