@@ -104,7 +104,7 @@ class ApiVersionMatrixIT {
             ApiKeys.ALTER_CONFIGS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
             ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
-            ApiKeys.ALTER_CLIENT_QUOTAS);
+            ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.DESCRIBE_ACLS, ApiKeys.CREATE_ACLS, ApiKeys.DELETE_ACLS);
 
     /**
      * Apache 3.7's latest stable version from kafka-clients 3.7.2, not the broker's own ApiVersions answer:
@@ -173,6 +173,34 @@ class ApiVersionMatrixIT {
                     assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
                     assertThat(r.credentialInfos()).singleElement().satisfies(i -> assertThat(i.iterations()).isEqualTo(4096));
                 });
+            }
+        }
+    }
+
+    /** Without {@code authorizer.class.name} (this cluster), the ACL APIs answer SECURITY_DISABLED at every version, as Apache's. */
+    @Test
+    void aclApisWithoutAnAuthorizerAtEveryVersion() throws Exception {
+        var acl = new org.apache.kafka.common.acl.AclBinding(new org.apache.kafka.common.resource.ResourcePattern(
+                org.apache.kafka.common.resource.ResourceType.TOPIC, "t", org.apache.kafka.common.resource.PatternType.LITERAL),
+                new org.apache.kafka.common.acl.AccessControlEntry("User:alice", "*", org.apache.kafka.common.acl.AclOperation.READ,
+                        org.apache.kafka.common.acl.AclPermissionType.ALLOW));
+        try (RawClient c = new RawClient(cluster.kafkaPort())) {
+            for (short v = 0; v <= max(ApiKeys.DESCRIBE_ACLS); v++) {
+                short version = v;
+                var described = (org.apache.kafka.common.requests.DescribeAclsResponse) c.send(ApiKeys.DESCRIBE_ACLS, v,
+                        new org.apache.kafka.common.requests.DescribeAclsRequest.Builder(acl.toFilter()).build(v).data());
+                assertThat(Errors.forCode(described.data().errorCode())).as("DescribeAcls v%d", (int) version).isEqualTo(Errors.SECURITY_DISABLED);
+                assertThat(described.data().errorMessage()).isEqualTo("No Authorizer is configured on the broker");
+                var created = (org.apache.kafka.common.requests.CreateAclsResponse) c.send(ApiKeys.CREATE_ACLS, v,
+                        new org.apache.kafka.common.message.CreateAclsRequestData().setCreations(
+                                List.of(org.apache.kafka.common.requests.CreateAclsRequest.aclCreation(acl))));
+                assertThat(created.data().results()).singleElement().satisfies(r ->
+                        assertThat(Errors.forCode(r.errorCode())).as("CreateAcls v%d", (int) version).isEqualTo(Errors.SECURITY_DISABLED));
+                var deleted = (org.apache.kafka.common.requests.DeleteAclsResponse) c.send(ApiKeys.DELETE_ACLS, v,
+                        new org.apache.kafka.common.message.DeleteAclsRequestData().setFilters(
+                                List.of(org.apache.kafka.common.requests.DeleteAclsRequest.deleteAclsFilter(acl.toFilter()))));
+                assertThat(deleted.data().filterResults()).singleElement().satisfies(r ->
+                        assertThat(Errors.forCode(r.errorCode())).as("DeleteAcls v%d", (int) version).isEqualTo(Errors.SECURITY_DISABLED));
             }
         }
     }

@@ -11,6 +11,7 @@ import dev.kaas.proto.QuotaOp;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AlterClientQuotasRequestData;
 import org.apache.kafka.common.message.AlterClientQuotasResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -55,6 +56,7 @@ public class AlterClientQuotasHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.ALTER_CONFIGS);
         AlterClientQuotasRequestData data = ((AlterClientQuotasRequest) request).data();
         return controller.alterClientQuotas(call(data)).thenCompose(reply -> {
             AlterClientQuotasResponseData resp = new AlterClientQuotasResponseData();

@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.clients.admin.AlterConfigOp.OpType;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
-import org.apache.kafka.common.message.AlterConfigsResponseData;
 import org.apache.kafka.common.message.AlterConfigsResponseData.AlterConfigsResourceResponse;
+import org.apache.kafka.common.message.AlterConfigsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -46,7 +46,7 @@ public class AlterConfigsHandler implements ApiHandler {
             r.configs().forEach(c -> ops.add(new ConfigAlterations.Op(c.name(), OpType.SET.id(), c.value())));
             resources.add(new ConfigAlterations.Resource(r.resourceType(), r.resourceName(), ops));
         }
-        return alterations.alter(resources, data.validateOnly(), true).thenApply(results -> {
+        return alterations.alter(resources, data.validateOnly(), true, ctx.access()).thenApply(results -> {
             AlterConfigsResponseData resp = new AlterConfigsResponseData().setThrottleTimeMs(0);
             for (int i = 0; i < resources.size(); i++) {
                 ConfigAlterations.Result res = results.get(i);

@@ -11,10 +11,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
-import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignableTopicResponse;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -46,6 +47,7 @@ public class AlterPartitionReassignmentsHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.ALTER);
         AlterPartitionReassignmentsRequestData data = ((AlterPartitionReassignmentsRequest) request).data();
         ReassignPartitionsCall.Builder call = ReassignPartitionsCall.newBuilder();
         for (var t : data.topics()) {

@@ -11,9 +11,10 @@ import dev.kaas.proto.ScramUpsertion;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
-import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData.AlterUserScramCredentialsResult;
+import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -73,6 +74,7 @@ public class AlterUserScramCredentialsHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.ALTER);
         AlterUserScramCredentialsRequestData data = ((AlterUserScramCredentialsRequest) request).data();
         AlterScramCredentialsCall.Builder call = AlterScramCredentialsCall.newBuilder();
         data.deletions().forEach(d -> call.addDeletions(ScramDeletion.newBuilder().setName(d.name()).setMechanism(d.mechanism())));

@@ -94,6 +94,12 @@ final class BrokerConfigs {
                 "Connections the broker holds in all."));
         out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
                 "The most bytes one Fetch answers."));
+        out.add(new Entry("authorizer.class.name", ConfigType.STRING, "kaas.broker.authorizer-class-name",
+                b.authorizerClassName().orElse(""), "The authorizer: StandardAuthorizer turns ACLs on; empty, everyone may do everything."));
+        out.add(new Entry("super.users", ConfigType.STRING, "kaas.broker.super-users", b.superUsers().orElse(""),
+                "Principals every ACL check allows, ';'-separated."));
+        out.add(new Entry("allow.everyone.if.no.acl.found", ConfigType.BOOLEAN, "kaas.broker.allow-everyone-if-no-acl-found",
+                Boolean.toString(b.allowEveryoneIfNoAclFound()), "Whether a resource without any ACL is open to all."));
         out.add(new Entry("quota.window.num", ConfigType.INT, "kaas.broker.quota-window-num", Integer.toString(b.quotaWindowNum()),
                 "The number of samples to retain in memory for client quotas."));
         out.add(new Entry("quota.window.size.seconds", ConfigType.INT, "kaas.broker.quota-window-size-seconds",

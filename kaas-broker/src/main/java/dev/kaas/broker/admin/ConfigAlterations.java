@@ -1,5 +1,6 @@
 package dev.kaas.broker.admin;
 
+import dev.kaas.broker.auth.Access;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.common.config.DynamicBrokerConfigs;
@@ -18,8 +19,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.AlterConfigOp.OpType;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * What IncrementalAlterConfigs (44) and legacy AlterConfigs (33) share, as Apache 3.7's broker
@@ -117,6 +120,15 @@ final class ConfigAlterations {
      * @return one result per resource, in order
      */
     CompletionStage<List<Result>> alter(List<Resource> resources, boolean validateOnly, boolean legacy) {
+        return alter(resources, validateOnly, legacy, Access.ALL);
+    }
+
+    /**
+     * @param access ALTER_CONFIGS on the cluster for broker resources, on the topic for a topic
+     *               (Apache's ControllerApis.authorizeAlterResource), asked once a resource passed
+     *               the request's own checks
+     */
+    CompletionStage<List<Result>> alter(List<Resource> resources, boolean validateOnly, boolean legacy, Access access) {
         // Filled from the controller calls' threads; read once they all completed.
         Map<Resource, Result> results = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
         Map<String, Resource> seen = new HashMap<>();
@@ -141,6 +153,16 @@ final class ConfigAlterations {
                 continue;
             }
             ConfigResource.Type type = ConfigResource.Type.forId(r.type());
+            if (type == ConfigResource.Type.TOPIC && !access.allowed(AclOperation.ALTER_CONFIGS, ResourceType.TOPIC, r.name())) {
+                results.put(r, Result.of(Errors.TOPIC_AUTHORIZATION_FAILED, Errors.TOPIC_AUTHORIZATION_FAILED.message()));
+                continue;
+            }
+            if ((type == ConfigResource.Type.BROKER || type == ConfigResource.Type.BROKER_LOGGER)
+                    && !access.allowedOnCluster(AclOperation.ALTER_CONFIGS)) {
+                results.put(r, Result.of(Errors.CLUSTER_AUTHORIZATION_FAILED,
+                        type == ConfigResource.Type.BROKER ? Errors.CLUSTER_AUTHORIZATION_FAILED.message() : null));
+                continue;
+            }
             switch (type) {
                 case TOPIC -> {
                     TopicConfigChange.Builder change = TopicConfigChange.newBuilder().setName(r.name()).setReplace(legacy);

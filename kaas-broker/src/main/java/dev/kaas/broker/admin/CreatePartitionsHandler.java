@@ -13,16 +13,18 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
-import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
-import org.apache.kafka.common.message.CreatePartitionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData.CreatePartitionsTopicResult;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * CreatePartitions (key 37), forwarded to the controller as Apache forwards it to its KRaft
@@ -58,6 +60,9 @@ public class CreatePartitionsHandler implements ApiHandler {
             CreatePartitionsTopicResult r = new CreatePartitionsTopicResult().setName(t.name());
             if (seen.get(t.name()) > 1) {
                 local.put(t.name(), r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name."));
+            } else if (!ctx.allowed(AclOperation.ALTER, ResourceType.TOPIC, t.name())) {
+                // Apache's controller: ALTER on the topic (no cluster-wide shortcut), before its existence.
+                local.put(t.name(), r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
             } else if (Topic.isInternal(t.name())) {
                 // kaas keeps that state in files: there is no such topic to grow.
                 local.put(t.name(), r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()));

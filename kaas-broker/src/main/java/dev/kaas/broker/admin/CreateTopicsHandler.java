@@ -6,7 +6,6 @@ import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.proto.CreateTopicsCall;
-import dev.kaas.proto.CreateTopicsReply;
 import dev.kaas.proto.TopicConfig;
 import dev.kaas.proto.TopicResult;
 import dev.kaas.proto.TopicToCreate;
@@ -17,17 +16,19 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
-import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic;
-import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicConfigs;
 import org.apache.kafka.common.message.CreateTopicsResponseData.CreatableTopicResult;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * CreateTopics, forwarded to the controller. Checks that need no catalog happen here (reserved
@@ -62,9 +63,13 @@ public class CreateTopicsHandler implements ApiHandler {
         Map<String, CreatableTopicResult> local = new HashMap<>();
         CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly());
         long refusedPartitions = 0;
+        // Apache's controller: CREATE on the cluster, else on each topic, before the name is checked or looked up.
+        boolean createAny = ctx.access().allowedOnCluster(AclOperation.CREATE);
         for (CreatableTopic t : data.topics()) {
             CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
-            if (Topic.isInternal(t.name())) {
+            if (!createAny && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
+                r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage("Authorization failed.");
+            } else if (Topic.isInternal(t.name())) {
                 // Apache creates these itself (and a user's CreateTopics then meets TOPIC_ALREADY_EXISTS);
                 // kaas has no such topics, so the names stay reserved (src/docs/compatibility.md).
                 r.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
@@ -114,7 +119,8 @@ public class CreateTopicsHandler implements ApiHandler {
                 }
                 CreatableTopicResult r = local.get(t.name());
                 if (r == null) {
-                    r = fromController(remote.get(t.name()), ctx.apiVersion());
+                    r = fromController(remote.get(t.name()), ctx.apiVersion(),
+                            ctx.allowed(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name()));
                 }
                 resp.topics().add(r.duplicate());
             }
@@ -128,10 +134,15 @@ public class CreateTopicsHandler implements ApiHandler {
         });
     }
 
-    private CreatableTopicResult fromController(TopicResult r, short version) {
+    /** @param describeConfigs DESCRIBE_CONFIGS on the topic: without it Apache answers its id alone, and TOPIC_AUTHORIZATION_FAILED for the configs */
+    private CreatableTopicResult fromController(TopicResult r, short version, boolean describeConfigs) {
         CreatableTopicResult out = new CreatableTopicResult().setName(r.getName()).setErrorCode((short) r.getErrorCode());
         if (r.getErrorCode() != 0) {
             return out.setErrorMessage(r.getErrorMessage().isEmpty() ? null : r.getErrorMessage());
+        }
+        if (!describeConfigs) {
+            out.setTopicId(Uuid.fromString(r.getTopicId()));
+            return version >= 5 ? out.setTopicConfigErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()) : out;
         }
         out.setTopicId(Uuid.fromString(r.getTopicId())).setNumPartitions(r.getNumPartitions()).setReplicationFactor((short) 1);
         Map<String, String> overrides = new HashMap<>();

@@ -1,27 +1,26 @@
 package dev.kaas.broker.admin;
 
+import dev.kaas.broker.auth.Access;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.model.Assignment;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.EndpointType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeClusterRequestData;
-import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.DescribeClusterResponseData.DescribeClusterBroker;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeClusterRequest;
-import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeCluster, as an Apache 3.7 broker answers it ({@code KafkaApis.handleDescribeCluster},
@@ -32,17 +31,12 @@ import org.apache.kafka.common.utils.Utils;
  * Apache does not know UNSUPPORTED_ENDPOINT_TYPE (v0 cannot carry one; Apache would answer
  * INVALID_REQUEST there).
  *
- * <p>Cluster authorized operations: Apache's schema default ({@code Integer.MIN_VALUE}) unless
- * requested; when requested, what Apache answers without an authorizer (kaas has none): every
- * operation defined on the cluster resource.
+ * <p>No authorization, as Apache's. Cluster authorized operations: Apache's schema default
+ * ({@code Integer.MIN_VALUE}) unless requested; when requested, those of the cluster's operations
+ * the principal may do if it may DESCRIBE the cluster, else none (every one without an authorizer).
  */
 @ApplicationScoped
 public class DescribeClusterHandler implements ApiHandler {
-    /** Apache's {@code AclEntry.supportedOperations(CLUSTER)}: all of them are allowed without an authorizer. */
-    static final Set<AclOperation> CLUSTER_OPERATIONS = Set.of(AclOperation.CREATE, AclOperation.CLUSTER_ACTION,
-            AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE,
-            AclOperation.ALTER, AclOperation.DESCRIBE);
-
     private final ClusterView view;
 
     public DescribeClusterHandler(ClusterView view) {
@@ -82,8 +76,8 @@ public class DescribeClusterHandler implements ApiHandler {
             resp.brokers().add(new DescribeClusterBroker().setBrokerId(n.id()).setHost(n.host()).setPort(n.port()).setRack(n.rack()));
         }
         if (data.includeClusterAuthorizedOperations()) {
-            resp.setClusterAuthorizedOperations(Utils.to32BitField(
-                    CLUSTER_OPERATIONS.stream().map(AclOperation::code).collect(Collectors.toSet())));
+            resp.setClusterAuthorizedOperations(ctx.access().allowedOnCluster(AclOperation.DESCRIBE)
+                    ? ctx.access().authorizedOperations(ResourceType.CLUSTER, Access.CLUSTER) : 0);
         }
         return CompletableFuture.completedFuture(resp);
     }

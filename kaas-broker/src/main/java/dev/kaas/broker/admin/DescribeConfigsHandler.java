@@ -11,13 +11,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
-import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResourceResult;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsResult;
 import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfigsSynonym;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -25,6 +26,7 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeConfigs: for a topic, every Apache topic key with its effective value and source
@@ -59,6 +61,20 @@ public class DescribeConfigsHandler implements ApiHandler {
         DescribeConfigsResponseData resp = new DescribeConfigsResponseData().setThrottleTimeMs(0);
         for (var r : data.resources()) {
             DescribeConfigsResult out = new DescribeConfigsResult().setResourceType(r.resourceType()).setResourceName(r.resourceName());
+            // Apache's ConfigHelper: DESCRIBE_CONFIGS on the cluster for broker resources, on the topic for a topic,
+            // before the resource's name or existence is looked at.
+            boolean broker = r.resourceType() == ConfigResource.Type.BROKER.id() || r.resourceType() == ConfigResource.Type.BROKER_LOGGER.id();
+            if (broker && !ctx.access().allowedOnCluster(AclOperation.DESCRIBE_CONFIGS)) {
+                resp.results().add(out.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage(Errors.CLUSTER_AUTHORIZATION_FAILED.message()));
+                continue;
+            }
+            if (r.resourceType() == ConfigResource.Type.TOPIC.id()
+                    && !ctx.allowed(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, r.resourceName())) {
+                resp.results().add(out.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message()));
+                continue;
+            }
             if (r.resourceType() == ConfigResource.Type.BROKER_LOGGER.id()) {
                 resp.results().add(describeLoggers(r, out));
                 continue;

@@ -11,10 +11,11 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsRequestData;
-import org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData.CredentialInfo;
 import org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData.DescribeUserScramCredentialsResult;
+import org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -45,6 +46,7 @@ public class DescribeUserScramCredentialsHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.DESCRIBE);
         return CompletableFuture.completedFuture(describe(((DescribeUserScramCredentialsRequest) request).data(),
                 view.assignment().scramUsers()));
     }

@@ -10,8 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
-import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -41,7 +41,7 @@ public class IncrementalAlterConfigsHandler implements ApiHandler {
             r.configs().forEach(c -> ops.add(new ConfigAlterations.Op(c.name(), c.configOperation(), c.value())));
             resources.add(new ConfigAlterations.Resource(r.resourceType(), r.resourceName(), ops));
         }
-        return alterations.alter(resources, data.validateOnly(), false).thenApply(results -> {
+        return alterations.alter(resources, data.validateOnly(), false, ctx.access()).thenApply(results -> {
             IncrementalAlterConfigsResponseData resp = new IncrementalAlterConfigsResponseData().setThrottleTimeMs(0);
             for (int i = 0; i < resources.size(); i++) {
                 ConfigAlterations.Result res = results.get(i);

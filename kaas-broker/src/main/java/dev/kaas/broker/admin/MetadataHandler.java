@@ -1,5 +1,6 @@
 package dev.kaas.broker.admin;
 
+import dev.kaas.broker.auth.Access;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.config.BrokerConfig;
@@ -18,20 +19,22 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.MetadataRequestData;
-import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseBroker;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponsePartition;
 import org.apache.kafka.common.message.MetadataResponseData.MetadataResponseTopic;
+import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.resource.ResourceType;
 import org.jboss.logging.Logger;
 
 /**
@@ -79,19 +82,36 @@ public class MetadataHandler implements ApiHandler {
                 .setThrottleTimeMs(0);
         addBrokers(resp, a, ctx.listenerName());
         List<String> toCreate = new ArrayList<>();
+        // Apache's handleTopicMetadataRequest: DESCRIBE on each topic; all topics: those silently; named ones
+        // without it TOPIC_AUTHORIZATION_FAILED, before their existence (by id: once the id is known, name withheld).
+        List<MetadataResponseTopic> denied = new ArrayList<>();
+        List<MetadataResponseTopic> notCreated = new ArrayList<>();
         if (req.isAllTopics()) {
             view.topics().values().stream().sorted((x, y) -> x.topic().name().compareTo(y.topic().name()))
+                    .filter(t -> ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic().name()))
                     .forEach(t -> resp.topics().add(describe(t)));
         } else {
             boolean autoCreate = data.allowAutoTopicCreation() && config.broker().autoCreateTopicsEnable();
+            boolean createAny = autoCreate && ctx.access().allowedOnCluster(AclOperation.CREATE);
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
                 if (rt.name() == null && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
                     TopicAssignment t = view.topicById(rt.topicId().toString());
-                    resp.topics().add(t != null ? describe(t) : new MetadataResponseTopic().setTopicId(rt.topicId())
-                            .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                    if (t == null) {
+                        resp.topics().add(new MetadataResponseTopic().setTopicId(rt.topicId()).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                    } else if (!ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic().name())) {
+                        denied.add(new MetadataResponseTopic().setName(null).setTopicId(rt.topicId()).setIsInternal(false)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    } else {
+                        resp.topics().add(describe(t));
+                    }
                     continue;
                 }
                 String name = rt.name();
+                if (name != null && !ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+                    denied.add(new MetadataResponseTopic().setName(name).setTopicId(Uuid.ZERO_UUID).setIsInternal(false)
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    continue;
+                }
                 TopicAssignment t = name == null ? null : view.topic(name);
                 if (t != null) {
                     resp.topics().add(describe(t));
@@ -101,6 +121,12 @@ public class MetadataHandler implements ApiHandler {
                 try {
                     Topic.validate(name);
                     if (autoCreate && !Topic.isInternal(name)) {
+                        if (!createAny && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, name)) {
+                            // Apache lists these after the topics described, with the name's internal flag.
+                            notCreated.add(new MetadataResponseTopic().setName(name).setTopicId(Uuid.ZERO_UUID)
+                                    .setIsInternal(Topic.isInternal(name)).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                            continue;
+                        }
                         toCreate.add(name);
                         error = Errors.LEADER_NOT_AVAILABLE;
                     }
@@ -109,6 +135,17 @@ public class MetadataHandler implements ApiHandler {
                 }
                 resp.topics().add(new MetadataResponseTopic().setName(name).setErrorCode(error.code()).setIsInternal(false));
             }
+        }
+        if (data.includeTopicAuthorizedOperations()) {
+            // Only for the topics described (or not found), as Apache: refused ones keep the schema's default.
+            resp.topics().stream().filter(rt -> rt.name() != null)
+                    .forEach(rt -> rt.setTopicAuthorizedOperations(ctx.access().authorizedOperations(ResourceType.TOPIC, rt.name())));
+        }
+        resp.topics().addAll(notCreated);
+        resp.topics().addAll(denied);
+        if (data.includeClusterAuthorizedOperations() && req.version() >= 8 && req.version() <= 10) {
+            resp.setClusterAuthorizedOperations(ctx.access().allowedOnCluster(AclOperation.DESCRIBE)
+                    ? ctx.access().authorizedOperations(ResourceType.CLUSTER, Access.CLUSTER) : 0);
         }
         if (toCreate.isEmpty()) {
             return CompletableFuture.completedFuture(resp);

@@ -1,19 +1,23 @@
 package dev.kaas.broker.cluster;
 
-import dev.kaas.proto.AlterTopicConfigsCall;
-import dev.kaas.proto.AlterTopicConfigsReply;
 import dev.kaas.proto.AllocateProducerIdsCall;
-import dev.kaas.proto.AlterScramCredentialsCall;
-import dev.kaas.proto.AlterScramCredentialsReply;
-import dev.kaas.proto.AssignmentVersionCall;
-import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.AlterClientQuotasCall;
 import dev.kaas.proto.AlterClientQuotasReply;
+import dev.kaas.proto.AlterScramCredentialsCall;
+import dev.kaas.proto.AlterScramCredentialsReply;
+import dev.kaas.proto.AlterTopicConfigsCall;
+import dev.kaas.proto.AlterTopicConfigsReply;
+import dev.kaas.proto.AssignmentVersionCall;
+import dev.kaas.proto.AssignmentVersionReply;
 import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreateAclsCall;
+import dev.kaas.proto.CreateAclsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.DeleteAclsCall;
+import dev.kaas.proto.DeleteAclsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.NudgeCall;
@@ -77,6 +81,14 @@ public class ControllerAdmin {
 
     public CompletableFuture<AlterClientQuotasReply> alterClientQuotas(AlterClientQuotasCall call) {
         return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).alterClientQuotas(c, o));
+    }
+
+    public CompletableFuture<CreateAclsReply> createAcls(CreateAclsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).createAcls(c, o));
+    }
+
+    public CompletableFuture<DeleteAclsReply> deleteAcls(DeleteAclsCall call) {
+        return unary(call, (c, o) -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).deleteAcls(c, o));
     }
 
     /** The version of the assignment the controller has published (see the AssignmentVersion RPC). */

@@ -143,6 +143,19 @@ public interface BrokerConfig {
         @WithDefault("57671680")
         int fetchMaxBytes();
 
+        /**
+         * Apache {@code authorizer.class.name}: {@code org.apache.kafka.metadata.authorizer.StandardAuthorizer}
+         * (or ZooKeeper mode's {@code kafka.security.authorizer.AclAuthorizer}) turns ACLs on; unset, everyone may do everything.
+         */
+        java.util.Optional<String> authorizerClassName();
+
+        /** Apache {@code super.users}: {@code User:admin;User:ops}, principals every ACL check allows. */
+        java.util.Optional<String> superUsers();
+
+        /** Apache {@code allow.everyone.if.no.acl.found}: whether a resource without any ACL is open to all. */
+        @WithDefault("false")
+        boolean allowEveryoneIfNoAclFound();
+
         /** Apache {@code quota.window.num}: samples a client quota's rate is measured over. */
         @WithDefault("11")
         int quotaWindowNum();

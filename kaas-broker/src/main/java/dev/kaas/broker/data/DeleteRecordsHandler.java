@@ -10,16 +10,18 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DeleteRecordsRequestData;
-import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.message.DeleteRecordsResponseData.DeleteRecordsPartitionResult;
 import org.apache.kafka.common.message.DeleteRecordsResponseData.DeleteRecordsTopicResult;
+import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DeleteRecords (key 21), as Apache 3.7's {@code ReplicaManager.deleteRecords} on the leader:
@@ -55,10 +57,16 @@ public class DeleteRecordsHandler implements ApiHandler {
                 tr = new DeleteRecordsTopicResult().setName(t.name());
                 resp.topics().add(tr);
             }
+            // DELETE on the topic, before its existence, as Apache's.
+            boolean mayDelete = ctx.allowed(AclOperation.DELETE, ResourceType.TOPIC, t.name());
             for (DeleteRecordsRequestData.DeleteRecordsPartition p : t.partitions()) {
                 DeleteRecordsPartitionResult pr = new DeleteRecordsPartitionResult().setPartitionIndex(p.partitionIndex())
                         .setLowWatermark(DeleteRecordsResponse.INVALID_LOW_WATERMARK);
                 tr.partitions().add(pr);
+                if (!mayDelete) {
+                    pr.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    continue;
+                }
                 pending.add(delete(new TopicPartition(t.name(), p.partitionIndex()), p.offset(), pr));
             }
         }

@@ -14,11 +14,12 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeLogDirsRequestData;
-import org.apache.kafka.common.message.DescribeLogDirsResponseData;
 import org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsPartition;
 import org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsResult;
 import org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsTopic;
+import org.apache.kafka.common.message.DescribeLogDirsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -47,6 +48,7 @@ public class DescribeLogDirsHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.DESCRIBE);
         DescribeLogDirsRequestData data = ((DescribeLogDirsRequest) request).data();
         // The file store is asked on the storage pool: a statfs on a slow volume must not hold the event loop.
         return CompletableFuture.supplyAsync(() -> describe(data, ctx.apiVersion()), partitions.storage());

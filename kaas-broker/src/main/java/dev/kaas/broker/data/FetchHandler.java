@@ -24,10 +24,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.FetchRequestData;
-import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.FetchResponseData.FetchableTopicResponse;
 import org.apache.kafka.common.message.FetchResponseData.PartitionData;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -35,6 +36,7 @@ import org.apache.kafka.common.record.BaseRecords;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.resource.ResourceType;
 import org.jboss.logging.Logger;
 
 /**
@@ -96,7 +98,9 @@ public class FetchHandler implements ApiHandler {
         if (data.sessionEpoch() != 0 && data.sessionEpoch() != -1) {
             return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
         }
-        Op op = new Op(data, ctx);
+        // Apache's follower fetch needs CLUSTER_ACTION; denied, every partition is TOPIC_AUTHORIZATION_FAILED.
+        boolean deniedFollower = ((FetchRequest) request).replicaId() >= 0 && !ctx.access().allowedOnCluster(AclOperation.CLUSTER_ACTION);
+        Op op = new Op(data, ctx, deniedFollower);
         op.start();
         return op.result;
     }
@@ -118,7 +122,11 @@ public class FetchHandler implements ApiHandler {
         /** The response budget: the request's and the broker's, and what the client's consumer_byte_rate allows at once. */
         final int budget;
 
-        Op(FetchRequestData data, RequestContext ctx) {
+        /** A follower fetch without CLUSTER_ACTION: every partition refused. */
+        final boolean deniedFollower;
+
+        Op(FetchRequestData data, RequestContext ctx, boolean deniedFollower) {
+            this.deniedFollower = deniedFollower;
             this.data = data;
             this.ctx = ctx;
             this.version = ctx.apiVersion();
@@ -212,12 +220,21 @@ public class FetchHandler implements ApiHandler {
                 TopicAssignment topic = byId ? view.topicById(ft.topicId().toString()) : view.topic(ft.topic());
                 FetchableTopicResponse tr = new FetchableTopicResponse().setTopic(ft.topic()).setTopicId(ft.topicId());
                 resp.responses().add(tr);
+                // READ on the topic, once its id resolved (an unknown id is UNKNOWN_TOPIC_ID first) and before its
+                // existence by name, as Apache's; asked on every attempt, as Apache asks on every fetch.
+                String name = byId ? (topic == null ? null : topic.topic().name()) : ft.topic();
+                boolean mayRead = !deniedFollower && name != null && ctx.allowed(AclOperation.READ, ResourceType.TOPIC, name);
                 for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                     PartitionData pd = new PartitionData().setPartitionIndex(fp.partition()).setHighWatermark(-1)
                             .setLastStableOffset(-1).setLogStartOffset(-1).setPreferredReadReplica(-1)
                             .setAbortedTransactions(readCommitted ? new ArrayList<>() : null)
                             .setRecords(MemoryRecords.EMPTY);
                     tr.partitions().add(pd);
+                    if (!mayRead && (deniedFollower || name != null)) {
+                        pd.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                        error = true;
+                        continue;
+                    }
                     if (topic == null) {
                         pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                         error = true;

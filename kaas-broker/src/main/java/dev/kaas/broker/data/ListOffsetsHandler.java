@@ -10,15 +10,17 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
-import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
 import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsTopicResponse;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * ListOffsets: earliest (-2; also -4 "earliest local", which is the same log without a remote
@@ -45,12 +47,20 @@ public class ListOffsetsHandler implements ApiHandler {
         ListOffsetsRequestData data = ((ListOffsetsRequest) request).data();
         short version = ctx.apiVersion();
         boolean readCommitted = data.isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED.id();
+        // DESCRIBE on each topic, before its existence, as Apache's.
+        java.util.Set<String> described = ctx.access().filter(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                data.topics().stream().map(ListOffsetsRequestData.ListOffsetsTopic::name).toList());
         return CompletableFuture.supplyAsync(() -> {
             ListOffsetsResponseData resp = new ListOffsetsResponseData().setThrottleTimeMs(0);
             for (ListOffsetsRequestData.ListOffsetsTopic t : data.topics()) {
                 ListOffsetsTopicResponse tr = new ListOffsetsTopicResponse().setName(t.name());
                 resp.topics().add(tr);
                 for (ListOffsetsRequestData.ListOffsetsPartition p : t.partitions()) {
+                    if (!described.contains(t.name())) {
+                        tr.partitions().add(new ListOffsetsPartitionResponse().setPartitionIndex(p.partitionIndex())
+                                .setTimestamp(-1).setOffset(-1).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                        continue;
+                    }
                     tr.partitions().add(lookup(new TopicPartition(t.name(), p.partitionIndex()), p, version, readCommitted));
                 }
             }

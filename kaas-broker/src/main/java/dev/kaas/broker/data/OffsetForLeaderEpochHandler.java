@@ -9,16 +9,18 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition;
-import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
+import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData.EpochEndOffset;
 import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult;
+import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * OffsetForLeaderEpoch, as Apache 3.7's {@code ReplicaManager.lastOffsetForLeaderEpoch}: the
@@ -56,10 +58,17 @@ public class OffsetForLeaderEpochHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         OffsetForLeaderEpochRequestData data = ((OffsetsForLeaderEpochRequest) request).data();
         OffsetForLeaderEpochResponseData resp = new OffsetForLeaderEpochResponseData().setThrottleTimeMs(0);
+        // Apache's: CLUSTER_ACTION on the cluster covers every topic, else DESCRIBE on each, before its existence.
+        boolean replica = ctx.access().allowedOnCluster(AclOperation.CLUSTER_ACTION);
         for (OffsetForLeaderEpochRequestData.OffsetForLeaderTopic t : data.topics()) {
             OffsetForLeaderTopicResult tr = new OffsetForLeaderTopicResult().setTopic(t.topic());
             resp.topics().add(tr);
+            boolean described = replica || ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic());
             for (OffsetForLeaderPartition p : t.partitions()) {
+                if (!described) {
+                    tr.partitions().add(new EpochEndOffset().setPartition(p.partition()).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    continue;
+                }
                 tr.partitions().add(lookup(new TopicPartition(t.topic(), p.partition()), p));
             }
         }

@@ -24,12 +24,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.ProduceRequestData;
-import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.message.ProduceResponseData.PartitionProduceResponse;
 import org.apache.kafka.common.message.ProduceResponseData.TopicProduceResponse;
+import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -37,6 +38,7 @@ import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Produce: each partition's batches go to its serial writer (validate, assign offsets, write),
@@ -81,8 +83,9 @@ public class ProduceHandler implements ApiHandler {
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ProduceRequestData data = ((ProduceRequest) request).data();
-        if (data.transactionalId() == null && hasTransactionalRecords(data)) {
-            // Apache's KafkaApis: no transactional id, so no WRITE on one; the whole request is refused.
+        if (hasTransactionalRecords(data) && (data.transactionalId() == null
+                || !ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, data.transactionalId()))) {
+            // Apache's KafkaApis: transactional records need WRITE on their transactional id; the whole request is refused.
             return refuseAll((ProduceRequest) request, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.exception());
         }
         short acks = data.acks();
@@ -91,9 +94,15 @@ public class ProduceHandler implements ApiHandler {
         Map<TopicPartition, PartitionProduceResponse> invalid = new HashMap<>();
         Map<TopicPartition, MemoryRecords> toAppend = new LinkedHashMap<>();
         for (ProduceRequestData.TopicProduceData t : data.topicData()) {
+            // Before the topic's existence, as Apache's: a principal that may not write learns nothing about it.
+            boolean mayWrite = ctx.allowed(AclOperation.WRITE, ResourceType.TOPIC, t.name());
             for (ProduceRequestData.PartitionProduceData p : t.partitionData()) {
                 TopicPartition tp = new TopicPartition(t.name(), p.index());
                 order.add(tp);
+                if (!mayWrite) {
+                    nonExisting.put(tp, failed(tp, Errors.TOPIC_AUTHORIZATION_FAILED, null));
+                    continue;
+                }
                 if (Topic.isInternal(t.name())) {
                     nonExisting.put(tp, failed(tp, Errors.INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic " + t.name()));
                     continue;

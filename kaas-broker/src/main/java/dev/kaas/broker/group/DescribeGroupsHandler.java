@@ -8,15 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
-import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroup;
 import org.apache.kafka.common.message.DescribeGroupsResponseData.DescribedGroupMember;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /** DescribeGroups v0–v5; an unknown group is reported Dead with no error, as Apache. */
 @ApplicationScoped
@@ -36,9 +38,17 @@ public class DescribeGroupsHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         DescribeGroupsRequestData d = ((DescribeGroupsRequest) request).data();
         List<CompletableFuture<DescribedGroup>> all = new ArrayList<>();
+        boolean withOperations = ctx.apiVersion() >= 3 && d.includeAuthorizedOperations();
         for (String groupId : d.groups()) {
+            // DESCRIBE on each group (Apache's handleDescribeGroupsRequest), with Apache's empty group on a denial.
+            if (!ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
+                all.add(CompletableFuture.completedFuture(new DescribedGroup().setGroupId(groupId)
+                        .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()).setGroupState("").setProtocolType("").setProtocolData("")));
+                continue;
+            }
             all.add(coordinator.call(groupId, shard -> shard.describe(groupId))
                     .thenApply(DescribeGroupsHandler::described)
+                    .thenApply(g -> withOperations ? g.setAuthorizedOperations(ctx.access().authorizedOperations(ResourceType.GROUP, groupId)) : g)
                     .exceptionally(e -> new DescribedGroup().setGroupId(groupId).setErrorCode(ErrorMapper.forCoordinator(e, groupId).code())
                             .setGroupState("").setProtocolType("").setProtocolData("")));
         }

@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.auth.Access;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
@@ -12,15 +13,17 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
-import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData.Coordinator;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
-import org.apache.kafka.common.requests.FindCoordinatorRequest;
 import org.apache.kafka.common.requests.FindCoordinatorRequest.CoordinatorType;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * FindCoordinator (v0–v4, batched keys from v4): a group's or transactional id's coordinator is
@@ -46,23 +49,31 @@ public class FindCoordinatorHandler implements ApiHandler {
         FindCoordinatorResponseData resp = new FindCoordinatorResponseData().setThrottleTimeMs(0);
         if (ctx.apiVersion() >= 4) {
             for (String key : data.coordinatorKeys()) {
-                resp.coordinators().add(find(key, data.keyType(), ctx.listenerName()));
+                resp.coordinators().add(find(ctx, key, data.keyType()));
             }
         } else {
-            Coordinator c = find(data.key(), data.keyType(), ctx.listenerName());
+            Coordinator c = find(ctx, data.key(), data.keyType());
             resp.setErrorCode(c.errorCode()).setErrorMessage(ctx.apiVersion() >= 1 ? c.errorMessage() : null)
                     .setNodeId(c.nodeId()).setHost(c.host()).setPort(c.port());
         }
         return CompletableFuture.completedFuture(resp);
     }
 
-    private Coordinator find(String key, byte keyType, String listener) {
+    private Coordinator find(RequestContext ctx, String key, byte keyType) {
+        String listener = ctx.listenerName();
         Coordinator c = new Coordinator().setKey(key).setNodeId(-1).setHost("").setPort(-1);
         CoordinatorType type;
         try {
             type = CoordinatorType.forId(keyType);
         } catch (IllegalArgumentException e) {
             return c.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Unknown coordinator type " + keyType);
+        }
+        // Apache's getCoordinator: DESCRIBE on the group or transactional id, before anything else about the key;
+        // the batched form (v4+) carries no message with it.
+        ResourceType resource = type == CoordinatorType.GROUP ? ResourceType.GROUP : ResourceType.TRANSACTIONAL_ID;
+        if (!ctx.allowed(AclOperation.DESCRIBE, resource, key == null ? "" : key)) {
+            Errors denied = Access.denial(resource);
+            return c.setErrorCode(denied.code()).setErrorMessage(ctx.apiVersion() >= 4 ? null : denied.message());
         }
         if (type == CoordinatorType.TRANSACTION && (key == null || key.isEmpty())) {
             return c.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Transactional id must not be empty");

@@ -6,12 +6,14 @@ import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /** JoinGroup v0–v9; the response completes when the rebalance does (it may wait up to the rebalance timeout). */
 @ApplicationScoped
@@ -29,6 +31,7 @@ public class JoinGroupHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorize(AclOperation.READ, ResourceType.GROUP, ((JoinGroupRequest) request).data().groupId());
         JoinGroupRequestData data = ((JoinGroupRequest) request).data();
         short version = ctx.apiVersion();
         // v0 has no rebalance timeout: JoinGroupRequest already set it to the session timeout, as Apache does.

@@ -8,14 +8,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.LeaveGroupRequestData;
-import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.LeaveGroupResponseData.MemberResponse;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /** LeaveGroup v0–v5: one member before v3, a batch (with static members and KIP-800 reasons) from v3. */
 @ApplicationScoped
@@ -33,6 +35,7 @@ public class LeaveGroupHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorize(AclOperation.READ, ResourceType.GROUP, ((LeaveGroupRequest) request).data().groupId());
         LeaveGroupRequestData d = ((LeaveGroupRequest) request).data();
         boolean batched = ctx.apiVersion() >= 3;
         List<GroupShard.Leaving> leaving = new ArrayList<>();

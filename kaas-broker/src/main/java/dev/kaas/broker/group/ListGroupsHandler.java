@@ -6,14 +6,16 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.ListGroupsRequestData;
-import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData.ListedGroup;
+import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /** ListGroups v0–v4: the groups this broker coordinates, filtered by state from v4 (names case-insensitive). */
 @ApplicationScoped
@@ -45,12 +47,17 @@ public class ListGroupsHandler implements ApiHandler {
             }
         }
         boolean nothingMatches = unknownState && states.isEmpty();
+        // Apache's: DESCRIBE on the cluster lists every group, else those the principal may DESCRIBE, silently.
+        boolean all = ctx.access().allowedOnCluster(AclOperation.DESCRIBE);
         return coordinator.callAll(shard -> shard.list(states)).thenApply(lists -> {
             ListGroupsResponseData resp = new ListGroupsResponseData().setThrottleTimeMs(0).setErrorCode(Errors.NONE.code());
             if (nothingMatches) {
                 return resp;
             }
             lists.forEach(list -> list.forEach(g -> {
+                if (!all && !ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId())) {
+                    return;
+                }
                 ListedGroup lg = new ListedGroup().setGroupId(g.groupId()).setProtocolType(g.protocolType());
                 if (ctx.apiVersion() >= 4) {
                     lg.setGroupState(g.state().wireName());

@@ -7,17 +7,20 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
-import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponsePartition;
 import org.apache.kafka.common.message.OffsetCommitResponseData.OffsetCommitResponseTopic;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * OffsetCommit v0–v8: answered once the group's offsets file is durable and the slot still ours.
@@ -43,14 +46,27 @@ public class OffsetCommitHandler implements ApiHandler {
         int generation = v >= 1 ? d.generationIdOrMemberEpoch() : -1;
         String memberId = v >= 1 ? d.memberId() : GroupShard.UNKNOWN_MEMBER_ID;
         long retention = v >= 2 && v <= 4 ? d.retentionTimeMs() : -1;
+        // Apache's handleOffsetCommitRequest: READ on the group (every partition refused), then READ on each
+        // topic, before its existence; only what may be read reaches the coordinator.
+        ctx.authorize(AclOperation.READ, ResourceType.GROUP, d.groupId());
+        java.util.Set<String> readable = ctx.access().filter(AclOperation.READ, ResourceType.TOPIC,
+                d.topics().stream().map(t -> t.name()).toList());
+        Map<TopicPartition, Errors> denied = new java.util.HashMap<>();
         List<GroupShard.OffsetToCommit> offsets = new ArrayList<>();
         for (var t : d.topics()) {
             for (var p : t.partitions()) {
+                if (!readable.contains(t.name())) {
+                    denied.put(new TopicPartition(t.name(), p.partitionIndex()), Errors.TOPIC_AUTHORIZATION_FAILED);
+                    continue;
+                }
                 offsets.add(new GroupShard.OffsetToCommit(new TopicPartition(t.name(), p.partitionIndex()), p.committedOffset(),
                         v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
             }
         }
-        return coordinator.call(d.groupId(), shard -> shard.commit(d.groupId(), memberId, d.groupInstanceId(), generation, offsets, retention))
+        CompletableFuture<Map<TopicPartition, Errors>> committed = offsets.isEmpty() && !denied.isEmpty()
+                ? CompletableFuture.completedFuture(Map.of())
+                : coordinator.call(d.groupId(), shard -> shard.commit(d.groupId(), memberId, d.groupInstanceId(), generation, offsets, retention));
+        return committed
                 .exceptionally(e -> {
                     Errors err = ErrorMapper.forCoordinator(e, d.groupId());
                     Map<TopicPartition, Errors> all = new java.util.LinkedHashMap<>();
@@ -62,7 +78,8 @@ public class OffsetCommitHandler implements ApiHandler {
                     for (var t : d.topics()) {
                         OffsetCommitResponseTopic rt = new OffsetCommitResponseTopic().setName(t.name());
                         for (var p : t.partitions()) {
-                            Errors e = result.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()), Errors.NONE);
+                            TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
+                            Errors e = denied.getOrDefault(tp, result.getOrDefault(tp, Errors.NONE));
                             rt.partitions().add(new OffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
                         }
                         resp.topics().add(rt);

@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.auth.Access;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
@@ -12,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -19,6 +21,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * OffsetFetch v0–v9 (several groups per request from v8). With {@code require_stable} (v7+, what
@@ -39,9 +42,15 @@ public class OffsetFetchHandler implements ApiHandler {
         return ApiKeys.OFFSET_FETCH;
     }
 
-    private record GroupResult(Errors error, Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable) {
+    /** @param denied partitions of named topics the principal may not DESCRIBE: listed last, TOPIC_AUTHORIZATION_FAILED */
+    private record GroupResult(Errors error, Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable,
+                               Set<TopicPartition> denied) {
+        GroupResult(Errors error, Map<TopicPartition, CommittedOffset> offsets, Set<TopicPartition> unstable) {
+            this(error, offsets, unstable, Set.of());
+        }
+
         Errors partitionError(TopicPartition tp) {
-            return unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT : Errors.NONE;
+            return denied.contains(tp) ? Errors.TOPIC_AUTHORIZATION_FAILED : unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT : Errors.NONE;
         }
     }
 
@@ -54,7 +63,7 @@ public class OffsetFetchHandler implements ApiHandler {
             for (var g : d.groups()) {
                 List<TopicPartition> tps = g.topics() == null ? null : partitions(g.topics().stream()
                         .map(t -> Map.entry(t.name(), t.partitionIndexes())).toList());
-                groups.add(fetch(g.groupId(), tps, d.requireStable()).thenApply(r -> {
+                groups.add(fetch(ctx.access(), g.groupId(), tps, d.requireStable()).thenApply(r -> {
                     var out = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId()).setErrorCode(r.error().code());
                     byTopic(r.offsets()).forEach((topic, parts) -> {
                         var rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(topic);
@@ -79,13 +88,14 @@ public class OffsetFetchHandler implements ApiHandler {
         }
         List<TopicPartition> tps = d.topics() == null ? null : partitions(d.topics().stream()
                 .map(t -> Map.entry(t.name(), t.partitionIndexes())).toList());
-        return fetch(d.groupId(), tps, v >= 7 && d.requireStable()).thenApply(r -> {
+        return fetch(ctx.access(), d.groupId(), tps, v >= 7 && d.requireStable()).thenApply(r -> {
             OffsetFetchResponseData resp = new OffsetFetchResponseData().setThrottleTimeMs(0);
             if (v >= 2) {
                 resp.setErrorCode(r.error().code());
             }
             Map<TopicPartition, CommittedOffset> offsets = r.offsets();
-            if (r.error() != Errors.NONE && tps != null) {
+            // A group that may not be described shows nothing of itself, as Apache's.
+            if (r.error() != Errors.NONE && r.error() != Errors.GROUP_AUTHORIZATION_FAILED && tps != null) {
                 offsets = new LinkedHashMap<>();
                 for (TopicPartition tp : tps) {
                     offsets.put(tp, null);
@@ -112,9 +122,22 @@ public class OffsetFetchHandler implements ApiHandler {
         });
     }
 
-    private CompletableFuture<GroupResult> fetch(String groupId, List<TopicPartition> tps, boolean requireStable) {
+    /**
+     * Apache's handleOffsetFetchRequest authorization: DESCRIBE on the group, else its error alone;
+     * named topics the principal may not DESCRIBE are not asked for and come last with
+     * TOPIC_AUTHORIZATION_FAILED (unless the group failed); "all partitions" leaves them out.
+     */
+    private CompletableFuture<GroupResult> fetch(Access access, String groupId, List<TopicPartition> tps, boolean requireStable) {
+        if (!access.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
+            return CompletableFuture.completedFuture(new GroupResult(Errors.GROUP_AUTHORIZATION_FAILED, Map.of(), Set.of()));
+        }
+        Map<String, Boolean> described = new java.util.HashMap<>();
+        java.util.function.Predicate<TopicPartition> may = tp -> described.computeIfAbsent(tp.topic(),
+                t -> access.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, t));
+        List<TopicPartition> asked = tps == null ? null : tps.stream().filter(may).toList();
+        Set<TopicPartition> denied = tps == null ? Set.of() : new java.util.LinkedHashSet<>(tps.stream().filter(may.negate()).toList());
         return coordinator.call(groupId, shard -> {
-            Map<TopicPartition, CommittedOffset> offsets = shard.fetch(groupId, tps);
+            Map<TopicPartition, CommittedOffset> offsets = asked != null && asked.isEmpty() ? Map.of() : shard.fetch(groupId, asked);
             Set<TopicPartition> unstable = requireStable ? shard.unstable(groupId) : Set.of();
             if (tps == null && !unstable.isEmpty()) {
                 // "All partitions" includes those whose only offset is pending, as Apache lists them.
@@ -123,7 +146,16 @@ public class OffsetFetchHandler implements ApiHandler {
                     offsets.putIfAbsent(tp, null);
                 }
             }
-            return new GroupResult(Errors.NONE, offsets, unstable);
+            if (tps == null) {
+                offsets = new LinkedHashMap<>(offsets);
+                offsets.keySet().removeIf(may.negate());
+            } else if (!denied.isEmpty()) {
+                offsets = new LinkedHashMap<>(offsets);
+                for (TopicPartition tp : denied) {
+                    offsets.put(tp, null);
+                }
+            }
+            return new GroupResult(Errors.NONE, offsets, unstable, denied);
         }).exceptionally(e -> new GroupResult(ErrorMapper.forCoordinator(e, groupId), Map.of(), Set.of()));
     }
 

@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
@@ -23,6 +24,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * TxnOffsetCommit v0–v3 (KIP-98; KIP-447 member id, generation and instance id from v3): the
@@ -57,15 +59,26 @@ public class TxnOffsetCommitHandler implements ApiHandler {
         int generation = v >= 3 ? d.generationId() : -1;
         String memberId = v >= 3 ? d.memberId() : GroupShard.UNKNOWN_MEMBER_ID;
         String instanceId = v >= 3 ? d.groupInstanceId() : null;
+        // Apache's handleTxnOffsetCommitRequest: WRITE on the transactional id, READ on the group (each the request's
+        // error), then READ on each topic, before its existence; only what may be read is committed.
+        ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, d.transactionalId());
+        ctx.authorize(AclOperation.READ, ResourceType.GROUP, d.groupId());
+        java.util.Set<String> readable = ctx.access().filter(AclOperation.READ, ResourceType.TOPIC,
+                d.topics().stream().map(t -> t.name()).toList());
         List<GroupShard.OffsetToCommit> offsets = new ArrayList<>();
         for (var t : d.topics()) {
+            if (!readable.contains(t.name())) {
+                continue;
+            }
             for (var p : t.partitions()) {
                 offsets.add(new GroupShard.OffsetToCommit(new TopicPartition(t.name(), p.partitionIndex()), p.committedOffset(),
                         v >= 2 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
             }
         }
         CompletableFuture<Map<TopicPartition, Errors>> committed;
-        if (!verifier.enabled() || d.groupId() == null || d.groupId().isEmpty()) {
+        if (offsets.isEmpty() && d.topics().stream().anyMatch(t -> !readable.contains(t.name()))) {
+            committed = CompletableFuture.completedFuture(Map.of());
+        } else if (!verifier.enabled() || d.groupId() == null || d.groupId().isEmpty()) {
             committed = commit(d, memberId, instanceId, generation, offsets, VerificationGuards.Ticket.DISABLED);
         } else {
             committed = coordinator.call(d.groupId(), shard -> shard.startTxnVerification(d.producerId(), d.producerEpoch()))
@@ -113,7 +126,8 @@ public class TxnOffsetCommitHandler implements ApiHandler {
                     for (var t : d.topics()) {
                         var rt = new TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(t.name());
                         for (var p : t.partitions()) {
-                            Errors e = result.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()), Errors.NONE);
+                            Errors e = !readable.contains(t.name()) ? Errors.TOPIC_AUTHORIZATION_FAILED
+                                    : result.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()), Errors.NONE);
                             if (v < 2 && e == Errors.COORDINATOR_LOAD_IN_PROGRESS) {
                                 e = Errors.COORDINATOR_NOT_AVAILABLE;
                             }

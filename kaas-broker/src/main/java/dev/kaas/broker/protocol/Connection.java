@@ -1,5 +1,6 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.AccessControl;
 import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.storage.FileSlice;
@@ -50,7 +51,7 @@ final class Connection implements RequestPipeline.Transport {
      * @param sasl the listener's SASL side, or null for a listener without SASL
      */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
-            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl) {
+            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access) {
         this.tls = tls;
         this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
         this.maxFrameBytes = maxFrameBytes;
@@ -68,7 +69,7 @@ final class Connection implements RequestPipeline.Transport {
             }
         };
         this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight, this.sasl,
-                sasl == null ? 0 : sasl.failedAuthenticationDelayMs());
+                sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access);
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
     }
 

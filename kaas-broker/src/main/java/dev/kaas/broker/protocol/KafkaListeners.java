@@ -1,5 +1,6 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.AccessControl;
 import dev.kaas.broker.auth.ListenerProtocols;
 import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.ScramCredentials;
@@ -40,6 +41,7 @@ public class KafkaListeners {
     private final RequestMemory memory;
     private final ConnectionLimits limits;
     private final ScramCredentials scram;
+    private final AccessControl access;
     private final List<SaslEndpoint> saslEndpoints = new ArrayList<>();
     /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
     private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -48,8 +50,9 @@ public class KafkaListeners {
         return t;
     });
 
-    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram) {
+    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access) {
         this.scram = scram;
+        this.access = access;
         this.vertx = vertx;
         this.config = config;
         this.registry = registry;
@@ -148,7 +151,7 @@ public class KafkaListeners {
                         }
                         try {
                             new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl).start();
+                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl, access).start();
                         } catch (RuntimeException e) {
                             // Set-up failed before the connection could count its own close: count it here.
                             LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());

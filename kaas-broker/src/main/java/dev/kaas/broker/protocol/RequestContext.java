@@ -1,5 +1,6 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.Access;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -13,9 +14,10 @@ import org.apache.kafka.common.security.auth.SecurityProtocol;
  *                  TLS one without a client certificate)
  * @param securityProtocol the listener's protocol: over TLS, record bytes go through the heap
  * @param throttle the request's size, and how long a handler found the client must wait (a quota)
+ * @param access what the principal may do (the ACLs), asked where Apache's KafkaApis asks its authorizer
  */
 public record RequestContext(RequestHeader header, String listenerName, String clientHost, KafkaPrincipal principal,
-                             SecurityProtocol securityProtocol, Throttle throttle) {
+                             SecurityProtocol securityProtocol, Throttle throttle, Access access) {
     public RequestContext(RequestHeader header, String listenerName, String clientHost) {
         this(header, listenerName, clientHost, KafkaPrincipal.ANONYMOUS, SecurityProtocol.PLAINTEXT);
     }
@@ -23,6 +25,11 @@ public record RequestContext(RequestHeader header, String listenerName, String c
     public RequestContext(RequestHeader header, String listenerName, String clientHost, KafkaPrincipal principal,
                           SecurityProtocol securityProtocol) {
         this(header, listenerName, clientHost, principal, securityProtocol, new Throttle(0));
+    }
+
+    public RequestContext(RequestHeader header, String listenerName, String clientHost, KafkaPrincipal principal,
+                          SecurityProtocol securityProtocol, Throttle throttle) {
+        this(header, listenerName, clientHost, principal, securityProtocol, throttle, Access.ALL);
     }
 
     /**
@@ -49,6 +56,32 @@ public record RequestContext(RequestHeader header, String listenerName, String c
 
         public int ms() {
             return ms;
+        }
+    }
+
+    /** Whether the principal may do {@code operation} on the resource (Apache's AuthHelper.authorize). */
+    public boolean allowed(org.apache.kafka.common.acl.AclOperation operation, org.apache.kafka.common.resource.ResourceType type, String name) {
+        return access.allowed(operation, type, name);
+    }
+
+    /**
+     * Apache's AuthHelper.authorizeClusterOperation: a principal without {@code operation} on the
+     * cluster gets the request's error response with CLUSTER_AUTHORIZATION_FAILED.
+     */
+    public void authorizeCluster(org.apache.kafka.common.acl.AclOperation operation) {
+        if (!access.allowedOnCluster(operation)) {
+            throw new org.apache.kafka.common.errors.ClusterAuthorizationException("Request " + header.apiKey() + " v" + header.apiVersion()
+                    + " of " + principal + " from " + clientHost + " is not authorized.");
+        }
+    }
+
+    /**
+     * A check whose denial is the request's error response: the resource type's authorization
+     * error (Apache's AclEntry.authorizationError) with its default message, as KafkaApis sends it.
+     */
+    public void authorize(org.apache.kafka.common.acl.AclOperation operation, org.apache.kafka.common.resource.ResourceType type, String name) {
+        if (!access.allowed(operation, type, name)) {
+            throw Access.denial(type).exception();
         }
     }
 

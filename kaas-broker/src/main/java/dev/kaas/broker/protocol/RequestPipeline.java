@@ -1,5 +1,7 @@
 package dev.kaas.broker.protocol;
 
+import dev.kaas.broker.auth.Access;
+import dev.kaas.broker.auth.AccessControl;
 import dev.kaas.broker.storage.FileSlice;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -14,6 +16,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.jboss.logging.Logger;
 
 /**
@@ -75,6 +78,7 @@ final class RequestPipeline {
     /** The connection's SASL authentication, or null on a listener without SASL. */
     private final SaslSession sasl;
     private final long failedAuthenticationDelayMs;
+    private final AccessControl access;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private boolean closed;
     /** A request asked to close the connection: nothing more is read; earlier requests are still answered. */
@@ -108,6 +112,12 @@ final class RequestPipeline {
 
     RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
                     long failedAuthenticationDelayMs) {
+        this(transport, loop, registry, listenerName, maxInFlight, sasl, failedAuthenticationDelayMs, AccessControl.NONE);
+    }
+
+    RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
+                    long failedAuthenticationDelayMs, AccessControl access) {
+        this.access = access;
         this.sasl = sasl;
         this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
         this.transport = transport;
@@ -239,8 +249,12 @@ final class RequestPipeline {
         }
         CompletionStage<ApiMessage> stage;
         try {
-            stage = registry.handler(key).handle(new RequestContext(header, listenerName, transport.clientHost(), transport.principal(),
-                    transport.securityProtocol(), p.throttle), request);
+            KafkaPrincipal principal = transport.principal();
+            String host = transport.clientHost();
+            // ACL hosts name the address alone, as Apache's clientAddress().getHostAddress().
+            Access rights = access.session(principal, host.startsWith("/") ? host.substring(1) : host);
+            stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
+                    transport.securityProtocol(), p.throttle, rights), request);
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
         }

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -15,6 +16,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AddOffsetsToTxnRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * AddOffsetsToTxn v0–v3: the group's offsets join the transaction as Apache's
@@ -38,6 +40,13 @@ public class AddOffsetsToTxnHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         AddOffsetsToTxnRequestData d = ((AddOffsetsToTxnRequest) request).data();
         String id = d.transactionalId() == null ? "" : d.transactionalId();
+        // Apache's: WRITE on the transactional id, then READ on the group.
+        if (!ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, id)) {
+            return CompletableFuture.completedFuture(answer(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED));
+        }
+        if (!ctx.allowed(AclOperation.READ, ResourceType.GROUP, d.groupId() == null ? "" : d.groupId())) {
+            return CompletableFuture.completedFuture(answer(Errors.GROUP_AUTHORIZATION_FAILED));
+        }
         if (d.groupId() == null || d.groupId().isEmpty()) {
             return CompletableFuture.completedFuture(answer(Errors.INVALID_GROUP_ID));
         }

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction;
 import org.apache.kafka.common.message.AddPartitionsToTxnResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -20,6 +21,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnRequest;
 import org.apache.kafka.common.requests.AddPartitionsToTxnResponse;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * AddPartitionsToTxn v0–v4, as Apache 3.7. v0–v3 (clients) name one transaction: internal topics
@@ -50,13 +52,23 @@ public class AddPartitionsToTxnHandler implements ApiHandler {
         short version = ctx.apiVersion();
         if (version < 4) {
             AddPartitionsToTxnTransaction t = req.normalizeRequest().data().transactions().iterator().next();
-            return one(t, version, true).thenApply(errors -> new AddPartitionsToTxnResponseData().setThrottleTimeMs(0)
+            if (!ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, t.transactionalId())) {
+                // Apache's: every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+                Map<TopicPartition, Errors> denied = new java.util.LinkedHashMap<>();
+                AddPartitionsToTxnRequest.getPartitions(t.topics()).forEach(tp -> denied.put(tp, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED));
+                return CompletableFuture.completedFuture(new AddPartitionsToTxnResponseData().setThrottleTimeMs(0)
+                        .setResultsByTopicV3AndBelow(AddPartitionsToTxnResponse.resultForTransaction(
+                                AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, denied).topicResults()));
+            }
+            return one(ctx, t, version, true).thenApply(errors -> new AddPartitionsToTxnResponseData().setThrottleTimeMs(0)
                     .setResultsByTopicV3AndBelow(AddPartitionsToTxnResponse.resultForTransaction(
                             AddPartitionsToTxnResponse.V3_AND_BELOW_TXN_ID, errors).topicResults()));
         }
+        // The batched form is a broker's verification (KIP-890): Apache needs CLUSTER_ACTION for it.
+        ctx.authorizeCluster(AclOperation.CLUSTER_ACTION);
         List<CompletableFuture<AddPartitionsToTxnResponseData.AddPartitionsToTxnResult>> all = new ArrayList<>();
         for (AddPartitionsToTxnTransaction t : req.data().transactions()) {
-            all.add(one(t, version, false).thenApply(errors -> AddPartitionsToTxnResponse.resultForTransaction(t.transactionalId(), errors)));
+            all.add(one(ctx, t, version, false).thenApply(errors -> AddPartitionsToTxnResponse.resultForTransaction(t.transactionalId(), errors)));
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
             AddPartitionsToTxnResponseData resp = new AddPartitionsToTxnResponseData().setThrottleTimeMs(0).setErrorCode(Errors.NONE.code());
@@ -65,10 +77,11 @@ public class AddPartitionsToTxnHandler implements ApiHandler {
         });
     }
 
-    private CompletableFuture<Map<TopicPartition, Errors>> one(AddPartitionsToTxnTransaction t, short version, boolean client) {
+    private CompletableFuture<Map<TopicPartition, Errors>> one(RequestContext ctx, AddPartitionsToTxnTransaction t, short version, boolean client) {
         String id = t.transactionalId() == null ? "" : t.transactionalId();
         LinkedHashSet<TopicPartition> partitions = new LinkedHashSet<>(AddPartitionsToTxnRequest.getPartitions(t.topics()));
-        Map<TopicPartition, Errors> refused = TxnRequests.refusals(view, partitions, client);
+        Map<TopicPartition, Errors> refused = TxnRequests.refusals(view, partitions, client,
+                topic -> ctx.allowed(AclOperation.WRITE, ResourceType.TOPIC, topic));
         if (!refused.isEmpty()) {
             return CompletableFuture.completedFuture(refused);
         }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeProducersRequestData;
 import org.apache.kafka.common.message.DescribeProducersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -18,6 +19,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeProducersRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeProducers v0 (KIP-664): the producers a partition's state knows, with last sequence,
@@ -48,9 +50,15 @@ public class DescribeProducersHandler implements ApiHandler {
         for (var t : d.topics()) {
             var tr = new DescribeProducersResponseData.TopicResponse().setName(t.name());
             resp.topics().add(tr);
+            // READ (not DESCRIBE) on the topic, as Apache's handleDescribeProducersRequest, before its existence.
+            boolean mayRead = ctx.allowed(AclOperation.READ, ResourceType.TOPIC, t.name());
             for (int p : t.partitionIndexes()) {
                 var pr = new DescribeProducersResponseData.PartitionResponse().setPartitionIndex(p);
                 tr.partitions().add(pr);
+                if (!mayRead) {
+                    pr.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage(Errors.TOPIC_AUTHORIZATION_FAILED.message());
+                    continue;
+                }
                 pending.add(describe(new TopicPartition(t.name(), p), pr));
             }
         }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.DescribeTransactionsRequestData;
 import org.apache.kafka.common.message.DescribeTransactionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -15,6 +16,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.DescribeTransactionsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * DescribeTransactions v0 (KIP-664): the coordinator's view of each transactional id, with
@@ -44,6 +46,10 @@ public class DescribeTransactionsHandler implements ApiHandler {
                 all.add(CompletableFuture.completedFuture(base.setTransactionalId("").setErrorCode(Errors.INVALID_REQUEST.code())));
                 continue;
             }
+            if (!ctx.allowed(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, id)) {
+                all.add(CompletableFuture.completedFuture(base.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())));
+                continue;
+            }
             all.add(coordinator.call(id, slot -> slot.usable() ? CompletableFuture.completedFuture(slot.state().get(id))
                             : CompletableFuture.<TxnMetadata>failedFuture(new org.apache.kafka.common.errors.NotCoordinatorException(
                                     "transaction slot taken over")))
@@ -53,6 +59,8 @@ public class DescribeTransactionsHandler implements ApiHandler {
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
             DescribeTransactionsResponseData resp = new DescribeTransactionsResponseData().setThrottleTimeMs(0);
             all.forEach(f -> resp.transactionStates().add(f.join()));
+            // The transaction's topics the principal may not DESCRIBE are left out, silently, as Apache's.
+            resp.transactionStates().forEach(st -> st.topics().removeIf(t -> !ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic())));
             return resp;
         });
     }

@@ -5,6 +5,7 @@ import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.EndTxnRequestData;
 import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -12,6 +13,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * EndTxn v0–v3: answered once PrepareCommit/PrepareAbort is durable in the slot file; the markers
@@ -34,6 +36,9 @@ public class EndTxnHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         EndTxnRequestData d = ((EndTxnRequest) request).data();
         String id = d.transactionalId() == null ? "" : d.transactionalId();
+        if (!ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, id)) {
+            return CompletableFuture.completedFuture(answer(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED));
+        }
         short version = ctx.apiVersion();
         return coordinator.call(id, slot -> CompletableFuture.completedFuture(
                         slot.endTxn(id, d.producerId(), d.producerEpoch(), d.committed())))

@@ -5,6 +5,7 @@ import dev.kaas.broker.protocol.RequestContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * InitProducerId v0–v4. Without a transactional id, as Apache: a fresh producer id at epoch 0
@@ -38,6 +40,16 @@ public class InitProducerIdHandler implements ApiHandler {
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         InitProducerIdRequestData data = ((InitProducerIdRequest) request).data();
+        // Apache's handleInitProducerIdRequest, before the request's own checks: WRITE on the transactional id;
+        // without one, IDEMPOTENT_WRITE on the cluster or WRITE on any topic (KIP-679).
+        if (data.transactionalId() != null) {
+            if (!ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, data.transactionalId())) {
+                return CompletableFuture.completedFuture(error(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED));
+            }
+        } else if (!ctx.access().allowedOnCluster(AclOperation.IDEMPOTENT_WRITE)
+                && !ctx.access().allowedOnAny(AclOperation.WRITE, ResourceType.TOPIC)) {
+            return CompletableFuture.completedFuture(error(Errors.CLUSTER_AUTHORIZATION_FAILED));
+        }
         boolean noPid = data.producerId() == RecordBatch.NO_PRODUCER_ID;
         boolean noEpoch = data.producerEpoch() == RecordBatch.NO_PRODUCER_EPOCH;
         if (noPid != noEpoch) {

@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.message.ListTransactionsRequestData;
 import org.apache.kafka.common.message.ListTransactionsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -15,6 +16,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ListTransactionsRequest;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * ListTransactions v0 (KIP-664): the transactional ids of the slots this broker coordinates,
@@ -57,7 +59,10 @@ public class ListTransactionsHandler implements ApiHandler {
                 .thenApply(lists -> {
                     ListTransactionsResponseData resp = new ListTransactionsResponseData().setThrottleTimeMs(0)
                             .setErrorCode(Errors.NONE.code()).setUnknownStateFilters(unknown);
-                    lists.forEach(resp.transactionStates()::addAll);
+                    // Those the principal may DESCRIBE, silently, as Apache's.
+                    lists.forEach(list -> list.stream()
+                            .filter(st -> ctx.allowed(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, st.transactionalId()))
+                            .forEach(resp.transactionStates()::add));
                     return resp;
                 });
     }

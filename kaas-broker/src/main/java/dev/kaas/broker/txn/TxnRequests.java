@@ -30,10 +30,13 @@ final class TxnRequests {
      * UNKNOWN_TOPIC_OR_PARTITION, and when any partition fails the others get
      * OPERATION_NOT_ATTEMPTED. Empty when all may go to the coordinator.
      */
-    static Map<TopicPartition, Errors> refusals(ClusterView view, Collection<TopicPartition> partitions, boolean internalRefused) {
+    static Map<TopicPartition, Errors> refusals(ClusterView view, Collection<TopicPartition> partitions, boolean internalRefused,
+                                                java.util.function.Predicate<String> mayWrite) {
         Map<TopicPartition, Errors> bad = new LinkedHashMap<>();
+        Map<String, Boolean> writable = new java.util.HashMap<>();
         for (TopicPartition tp : partitions) {
-            if (internalRefused && Topic.isInternal(tp.topic())) {
+            // A client's partitions need WRITE on their topic, asked before their existence, as Apache's.
+            if (internalRefused && (Topic.isInternal(tp.topic()) || !writable.computeIfAbsent(tp.topic(), mayWrite::test))) {
                 bad.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED);
             } else if (!view.exists(tp)) {
                 bad.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
 import org.apache.kafka.common.message.WriteTxnMarkersResponseData;
@@ -50,6 +51,7 @@ public class WriteTxnMarkersHandler implements ApiHandler {
 
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
+        ctx.authorizeCluster(AclOperation.CLUSTER_ACTION);
         WriteTxnMarkersRequestData d = ((WriteTxnMarkersRequest) request).data();
         WriteTxnMarkersResponseData resp = new WriteTxnMarkersResponseData();
         List<CompletableFuture<Void>> pending = new ArrayList<>();

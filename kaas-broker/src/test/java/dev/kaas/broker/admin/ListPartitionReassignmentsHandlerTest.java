@@ -16,13 +16,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.errors.NotControllerException;
 import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
-import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ListPartitionReassignmentsRequest;
 import org.junit.jupiter.api.Test;
 
 class ListPartitionReassignmentsHandlerTest {
+    static final dev.kaas.broker.protocol.RequestContext CTX = new dev.kaas.broker.protocol.RequestContext(
+            new org.apache.kafka.common.requests.RequestHeader(org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+                    (short) 0, "test", 1), "PLAINTEXT", "/127.0.0.1");
+
     /**
      * Partition 0 is moving from broker 1 to 2, partition 1 is being let go by broker 1 for 3 (the
      * handoff under way), 2 has arrived, 3 was never moved, 4 waits for broker 2 with no writer.
@@ -40,7 +44,7 @@ class ListPartitionReassignmentsHandlerTest {
 
     private static ListPartitionReassignmentsResponseData list(ListPartitionReassignmentsRequestData data) throws Exception {
         var request = new ListPartitionReassignmentsRequest.Builder(data).build((short) 0);
-        return (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view(), () -> CompletableFuture.completedFuture(1L)).handle(null, request)
+        return (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view(), () -> CompletableFuture.completedFuture(1L)).handle(CTX, request)
                 .toCompletableFuture().get(5, TimeUnit.SECONDS);
     }
 
@@ -73,7 +77,7 @@ class ListPartitionReassignmentsHandlerTest {
     void theAnswerWaitsUntilThisBrokerHasAppliedWhatTheControllerPublished() throws Exception {
         ClusterView view = view();
         var handler = new ListPartitionReassignmentsHandler(view, () -> CompletableFuture.completedFuture(2L));
-        var answer = handler.handle(null, new ListPartitionReassignmentsRequest.Builder(
+        var answer = handler.handle(CTX, new ListPartitionReassignmentsRequest.Builder(
                 new ListPartitionReassignmentsRequestData().setTopics(null)).build((short) 0)).toCompletableFuture();
 
         assertThat(answer).as("version 2, which the controller published, is not applied here yet").isNotDone();
@@ -90,12 +94,12 @@ class ListPartitionReassignmentsHandlerTest {
         var request = new ListPartitionReassignmentsRequest.Builder(
                 new ListPartitionReassignmentsRequestData().setTopics(null).setTimeoutMs(1)).build((short) 0);
         var late = (ListPartitionReassignmentsResponseData) new ListPartitionReassignmentsHandler(view(),
-                () -> CompletableFuture.completedFuture(9L)).handle(null, request).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                () -> CompletableFuture.completedFuture(9L)).handle(CTX, request).toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(late.errorCode()).isEqualTo(Errors.REQUEST_TIMED_OUT.code());
         assertThat(late.topics()).isEmpty();
 
         var unreachable = new ListPartitionReassignmentsHandler(view(),
-                () -> CompletableFuture.failedFuture(new NotControllerException("controller unavailable"))).handle(null, request);
+                () -> CompletableFuture.failedFuture(new NotControllerException("controller unavailable"))).handle(CTX, request);
         assertThatThrownBy(() -> unreachable.toCompletableFuture().get(5, TimeUnit.SECONDS)).cause().isInstanceOf(NotControllerException.class);
     }
 }

@@ -19,13 +19,15 @@ import java.util.TreeMap;
  * @param scramUsers    the SCRAM credentials of each user (AlterUserScramCredentials), by user
  *                      name, one per mechanism
  * @param clientQuotas  the client quotas (AlterClientQuotas), one per entity, in entity order
+ * @param acls          the ACLs (CreateAcls, DeleteAcls), each once, in {@link AclEntry} order
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
                          List<SlotAssignment> txnSlots,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers,
-                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ClientQuota> clientQuotas) {
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ClientQuota> clientQuotas,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<AclEntry> acls) {
     public static final int SLOTS = 50;
     /** The resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
@@ -56,12 +58,19 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
         scramUsers = java.util.Collections.unmodifiableMap(users);
         clientQuotas = clientQuotas == null ? List.of() : clientQuotas.stream().filter(q -> !q.values().isEmpty())
                 .sorted(java.util.Comparator.comparing(q -> q.entity().toString())).toList();
+        acls = acls == null ? List.of() : List.copyOf(new java.util.TreeSet<>(acls));
+    }
+
+    /** This assignment with other ACLs, everything else as it is. */
+    public Assignment withAcls(List<AclEntry> next) {
+        return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers,
+                clientQuotas, next);
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                       List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots,
                       Map<String, Map<String, String>> brokerConfigs, Map<String, List<ScramUser>> scramUsers) {
-        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers, List.of());
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers, List.of(), List.of());
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,

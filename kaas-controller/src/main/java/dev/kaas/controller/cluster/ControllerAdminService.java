@@ -1,21 +1,26 @@
 package dev.kaas.controller.cluster;
 
+import dev.kaas.common.cluster.ProducerIdStore;
 import dev.kaas.proto.AllocateProducerIdsCall;
+import dev.kaas.proto.AlterBrokerConfigsCall;
+import dev.kaas.proto.AlterBrokerConfigsReply;
 import dev.kaas.proto.AlterClientQuotasCall;
 import dev.kaas.proto.AlterClientQuotasReply;
 import dev.kaas.proto.AlterScramCredentialsCall;
 import dev.kaas.proto.AlterScramCredentialsReply;
-import dev.kaas.proto.AssignmentVersionCall;
-import dev.kaas.proto.AssignmentVersionReply;
-import dev.kaas.proto.AlterBrokerConfigsCall;
-import dev.kaas.proto.AlterBrokerConfigsReply;
-import dev.kaas.proto.ControllerAdminGrpc;
 import dev.kaas.proto.AlterTopicConfigsCall;
 import dev.kaas.proto.AlterTopicConfigsReply;
+import dev.kaas.proto.AssignmentVersionCall;
+import dev.kaas.proto.AssignmentVersionReply;
+import dev.kaas.proto.ControllerAdminGrpc;
+import dev.kaas.proto.CreateAclsCall;
+import dev.kaas.proto.CreateAclsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.DeleteAclsCall;
+import dev.kaas.proto.DeleteAclsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.NudgeCall;
@@ -23,7 +28,6 @@ import dev.kaas.proto.NudgeReply;
 import dev.kaas.proto.ProducerIdBlock;
 import dev.kaas.proto.ReassignPartitionsCall;
 import dev.kaas.proto.ReassignPartitionsReply;
-import dev.kaas.common.cluster.ProducerIdStore;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.grpc.GrpcService;
@@ -83,6 +87,16 @@ public class ControllerAdminService extends ControllerAdminGrpc.ControllerAdminI
     @Override
     public void alterClientQuotas(AlterClientQuotasCall call, StreamObserver<AlterClientQuotasReply> out) {
         reply(runtime.submit(core -> core.alterClientQuotas(call)), out);
+    }
+
+    @Override
+    public void createAcls(CreateAclsCall call, StreamObserver<CreateAclsReply> out) {
+        reply(runtime.submit(core -> core.createAcls(call)), out);
+    }
+
+    @Override
+    public void deleteAcls(DeleteAclsCall call, StreamObserver<DeleteAclsReply> out) {
+        reply(runtime.submit(core -> core.deleteAcls(call)), out);
     }
 
     @Override

@@ -1,17 +1,18 @@
 package dev.kaas.controller.cluster;
 
-import org.apache.kafka.common.internals.Topic;
-import dev.kaas.common.config.DynamicBrokerConfigs;
-import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.LeaseRecord;
+import dev.kaas.common.config.DynamicBrokerConfigs;
+import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
+import dev.kaas.proto.AclFilterResult;
+import dev.kaas.proto.AclResult;
 import dev.kaas.proto.AlterBrokerConfigsCall;
 import dev.kaas.proto.AlterBrokerConfigsReply;
 import dev.kaas.proto.AlterClientQuotasCall;
@@ -19,12 +20,16 @@ import dev.kaas.proto.AlterClientQuotasReply;
 import dev.kaas.proto.AlterScramCredentialsCall;
 import dev.kaas.proto.AlterScramCredentialsReply;
 import dev.kaas.proto.AlterTopicConfigsCall;
-import dev.kaas.proto.ConfigOp;
 import dev.kaas.proto.AlterTopicConfigsReply;
+import dev.kaas.proto.ConfigOp;
+import dev.kaas.proto.CreateAclsCall;
+import dev.kaas.proto.CreateAclsReply;
 import dev.kaas.proto.CreatePartitionsCall;
 import dev.kaas.proto.CreatePartitionsReply;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.CreateTopicsReply;
+import dev.kaas.proto.DeleteAclsCall;
+import dev.kaas.proto.DeleteAclsReply;
 import dev.kaas.proto.DeleteTopicsCall;
 import dev.kaas.proto.DeleteTopicsReply;
 import dev.kaas.proto.PartitionMove;
@@ -33,8 +38,8 @@ import dev.kaas.proto.PartitionsToAdd;
 import dev.kaas.proto.ReassignPartitionsCall;
 import dev.kaas.proto.ReassignPartitionsReply;
 import dev.kaas.proto.TopicConfig;
-import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicConfigChange;
+import dev.kaas.proto.TopicRef;
 import dev.kaas.proto.TopicResult;
 import dev.kaas.proto.TopicToCreate;
 import java.io.IOException;
@@ -48,6 +53,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.jboss.logging.Logger;
 
@@ -611,7 +617,7 @@ public final class ControllerCore {
                         p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas(), current.acls()));
             // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -629,7 +635,7 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users(),
-                    current.clientQuotas()));
+                    current.clientQuotas(), current.acls()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -646,11 +652,38 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(),
-                    outcome.quotas()));
+                    outcome.quotas(), current.acls()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
         return AlterClientQuotasReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
+    }
+
+    /**
+     * CreateAcls ({@link AclChanges}, Apache's rules): the new ACLs are published in the assignment
+     * at once, so every broker authorizes with them within a stream round trip and a new
+     * controller keeps them.
+     */
+    public CreateAclsReply createAcls(CreateAclsCall call) throws IOException {
+        requireWritable();
+        AclChanges.Outcome<AclResult> outcome = AclChanges.create(current.acls(), call);
+        if (outcome.changed()) {
+            publishIfChanged(current.withAcls(outcome.acls()));
+            // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
+            requireLeader();
+        }
+        return CreateAclsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
+    }
+
+    /** DeleteAcls ({@link AclChanges}): as {@link #createAcls}. */
+    public DeleteAclsReply deleteAcls(DeleteAclsCall call) throws IOException {
+        requireWritable();
+        AclChanges.Outcome<AclFilterResult> outcome = AclChanges.delete(current.acls(), call);
+        if (outcome.changed()) {
+            publishIfChanged(current.withAcls(outcome.acls()));
+            requireLeader();
+        }
+        return DeleteAclsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
 
     /**
@@ -695,7 +728,7 @@ public final class ControllerCore {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
             all.put(call.getResource(), next);
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas()));
+                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas(), current.acls()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -967,7 +1000,8 @@ public final class ControllerCore {
                 && a.txnSlots().equals(b.txnSlots())
                 && a.brokerConfigs().equals(b.brokerConfigs())
                 && a.scramUsers().equals(b.scramUsers())
-                && a.clientQuotas().equals(b.clientQuotas());
+                && a.clientQuotas().equals(b.clientQuotas())
+                && a.acls().equals(b.acls());
     }
 
     private void requireLeader() {

@@ -17,7 +17,6 @@ import dev.kaas.common.model.BrokerInfo;
 import dev.kaas.common.model.EndpointInfo;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.SlotAssignment;
-import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.DeleteTopicsCall;
@@ -207,6 +206,38 @@ class ControllerCoreTest {
                 .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("log.retention.ms").setValue("1000").setOp(0)).build());
         assertThat(s.last().version()).isGreaterThan(reply.getAssignmentVersion() + 2);
         assertThat(s.last().clientQuotas()).as("kept by later publications").isEqualTo(onDisk().clientQuotas()).hasSize(1);
+    }
+
+    /** ACLs are published, on disk and pushed, kept by every later publication, and deleted through a filter. */
+    @Test
+    void aclsArePublishedKeptByEveryLaterPublicationAndDeleted() throws Exception {
+        lead(core);
+        FakeSession s = new FakeSession();
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), s);
+        var reply = core.createAcls(dev.kaas.proto.CreateAclsCall.newBuilder()
+                .addAcls(AclChangesTest.acl(2, "orders", 3, "User:alice", 3, 3)).build());
+
+        assertThat(reply.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().version()).isEqualTo(reply.getAssignmentVersion());
+        assertThat(s.last().acls()).singleElement().satisfies(a -> assertThat(a.principal()).isEqualTo("User:alice"));
+        assertThat(onDisk().acls()).isEqualTo(s.last().acls());
+        core.alterClientQuotas(dev.kaas.proto.AlterClientQuotasCall.newBuilder()
+                .addAlterations(ClientQuotaChangesTest.alter(java.util.List.of(ClientQuotaChangesTest.part("client-id", "app")),
+                        ClientQuotaChangesTest.set("producer_byte_rate", 1048576))).build());
+        core.alterScramCredentials(dev.kaas.proto.AlterScramCredentialsCall.newBuilder()
+                .addUpsertions(ScramCredentialChangesTest.upsert("alice", 2, 4096, "alice-secret")).build());
+        core.createTopics(create("after", 2));
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), new FakeSession());
+        core.alterBrokerConfigs(dev.kaas.proto.AlterBrokerConfigsCall.newBuilder().setResource("")
+                .addOps(dev.kaas.proto.ConfigOp.newBuilder().setName("log.retention.ms").setValue("1000").setOp(0)).build());
+        assertThat(s.last().version()).isGreaterThan(reply.getAssignmentVersion() + 3);
+        assertThat(s.last().acls()).as("kept by later publications").isEqualTo(onDisk().acls()).hasSize(1);
+
+        var deleted = core.deleteAcls(dev.kaas.proto.DeleteAclsCall.newBuilder()
+                .addFilters(dev.kaas.proto.AclSpec.newBuilder().setResourceType(1).setPatternType(1).setOperation(1).setPermission(1)).build());
+        assertThat(deleted.getResults(0).getMatchingList()).hasSize(1);
+        assertThat(s.last().acls()).isEmpty();
+        assertThat(onDisk().acls()).isEmpty();
     }
 
     /** CreatePartitions as Apache's controller: grows, never shrinks, keeps the existing leaders, places the new ones. */
