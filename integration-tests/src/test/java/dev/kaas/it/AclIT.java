@@ -13,6 +13,7 @@ import static org.apache.kafka.common.acl.AclOperation.READ;
 import static org.apache.kafka.common.acl.AclOperation.WRITE;
 import static org.apache.kafka.common.protocol.Errors.CLUSTER_AUTHORIZATION_FAILED;
 import static org.apache.kafka.common.protocol.Errors.GROUP_AUTHORIZATION_FAILED;
+import static org.apache.kafka.common.protocol.Errors.INVALID_REQUEST;
 import static org.apache.kafka.common.protocol.Errors.LEADER_NOT_AVAILABLE;
 import static org.apache.kafka.common.protocol.Errors.MEMBER_ID_REQUIRED;
 import static org.apache.kafka.common.protocol.Errors.NONE;
@@ -405,6 +406,11 @@ class AclIT {
                         .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
                 codes("DeleteTopics (cluster DELETE)", AclIT::deleteTopics).setup(AclIT::ownTopic).grants(cluster(DELETE))
                         .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("DeleteTopics (by id)", AclIT::deleteTopicsById).setup(AclIT::ownTopic).grants(topic(DELETE))
+                        .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                // A name alice may delete with another topic's id: refused whoever asks, and the other topic stays.
+                codes("DeleteTopics (a name and another topic's id)", AclIT::deleteTopicsByNameAndSharedId).setup(AclIT::ownTopic)
+                        .grants(topic(DELETE)).denied(every(INVALID_REQUEST)).granted(every(INVALID_REQUEST)),
                 codes("CreatePartitions", AclIT::createPartitions).setup(AclIT::ownTopic).grants(topic(ALTER))
                         .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
                 codes("DescribeConfigs (topic)", AclIT::describeConfigsOfShared).grants(shared(DESCRIBE_CONFIGS))
@@ -1286,6 +1292,31 @@ class AclIT {
         var req = new DeleteTopicsRequestData().setTimeoutMs(30_000);
         req.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(c.topic()));
         var r = (DeleteTopicsResponse) c.alice(1).send(ApiKeys.DELETE_TOPICS, max(ApiKeys.DELETE_TOPICS), req);
+        return codes(r.data().responses().stream().map(x -> x.errorCode()));
+    }
+
+    /** By id alone: refused without DELETE, with the name withheld (alice may not describe it either). */
+    static List<Errors> deleteTopicsById(Case c) throws Exception {
+        Uuid id = admin.describeTopics(List.of(c.topic())).allTopicNames().get(30, TimeUnit.SECONDS).get(c.topic()).topicId();
+        var req = new DeleteTopicsRequestData().setTimeoutMs(30_000);
+        req.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(null).setTopicId(id));
+        var r = (DeleteTopicsResponse) c.alice(1).send(ApiKeys.DELETE_TOPICS, max(ApiKeys.DELETE_TOPICS), req);
+        for (var x : r.data().responses()) {
+            if (x.errorCode() == TOPIC_AUTHORIZATION_FAILED.code() && x.name() != null) {
+                return List.of(Errors.UNKNOWN_SERVER_ERROR);
+            }
+        }
+        return codes(r.data().responses().stream().map(x -> x.errorCode()));
+    }
+
+    /** The row's own topic by name with the shared topic's id: the shared topic must survive (else UNKNOWN_SERVER_ERROR). */
+    static List<Errors> deleteTopicsByNameAndSharedId(Case c) throws Exception {
+        var req = new DeleteTopicsRequestData().setTimeoutMs(30_000);
+        req.topics().add(new DeleteTopicsRequestData.DeleteTopicState().setName(c.topic()).setTopicId(sharedId));
+        var r = (DeleteTopicsResponse) c.alice(1).send(ApiKeys.DELETE_TOPICS, max(ApiKeys.DELETE_TOPICS), req);
+        if (!admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(SHARED)) {
+            return List.of(Errors.UNKNOWN_SERVER_ERROR);
+        }
         return codes(r.data().responses().stream().map(x -> x.errorCode()));
     }
 

@@ -160,4 +160,43 @@ class QuotasIT {
         }
         assertThat(System.nanoTime() - started).isLessThan(TimeUnit.SECONDS.toNanos(10));
     }
+
+    /**
+     * controller_mutation_rate (KIP-599), counted by the controller for the whole cluster: the
+     * client spends its burst (rate × controller.quota.window.num × 1 s = 11 partitions at 1/s),
+     * may take its bucket below zero once, and is then refused THROTTLING_QUOTA_EXCEEDED, with
+     * the time until the bucket is back at zero, until it waited that long, on every connection of
+     * that client id; the Java admin client, left to retry, waits and succeeds. Another client is not
+     * held back.
+     */
+    @Test
+    void topicChangesPastTheControllerMutationRateAreRefusedUntilTheClientWaited() throws Exception {
+        var set = configs("--alter", "--add-config", "controller_mutation_rate=1", "--entity-type", "clients", "--entity-name", "mutator");
+        assertThat(set.exitCode()).as(set.stderr()).isZero();
+        Properties props = kaas.cluster().clientProps();
+        props.put("client.id", "mutator");
+        var noRetry = new org.apache.kafka.clients.admin.CreateTopicsOptions().retryOnQuotaViolation(false);
+        // A second admin client under the same client id: the first one's connection is muted (and the client itself
+        // holds back) for the delay it was answered, so only another connection can show the bucket is still spent.
+        try (Admin admin = Admin.create(props); Admin twin = Admin.create(props); Admin other = Admin.create(kaas.cluster().clientProps())) {
+            admin.createTopics(List.of(new NewTopic("mutated-a", 10, (short) 1)), noRetry).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic("mutated-b", 5, (short) 1)), noRetry).all().get(30, TimeUnit.SECONDS);
+            long refusedAt = System.nanoTime();
+            var refused = admin.createTopics(List.of(new NewTopic("mutated-c", 1, (short) 1)), noRetry).all();
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> refused.get(30, TimeUnit.SECONDS)))
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.ThrottlingQuotaExceededException.class)
+                    .satisfies(e -> assertThat(((org.apache.kafka.common.errors.ThrottlingQuotaExceededException) e.getCause()).throttleTimeMs())
+                            .as("4 tokens below zero at 1/s").isBetween(2_000, 4_000));
+            var deletion = twin.deleteTopics(List.of("mutated-b"), new org.apache.kafka.clients.admin.DeleteTopicsOptions()
+                    .retryOnQuotaViolation(false)).all();
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> deletion.get(30, TimeUnit.SECONDS)))
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.ThrottlingQuotaExceededException.class);
+            other.createTopics(List.of(new NewTopic("unlimited", 12, (short) 1))).all().get(30, TimeUnit.SECONDS);
+
+            admin.createTopics(List.of(new NewTopic("mutated-c", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - refusedAt)).as("the admin client waited out the delay")
+                    .isGreaterThanOrEqualTo(2_000);
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains("mutated-a", "mutated-b", "mutated-c");
+        }
+    }
 }

@@ -36,6 +36,8 @@ public class AclStore implements AccessControl {
     private final Set<String> superUsers;
     private final boolean allowIfNoAcl;
     private final Supplier<List<AclEntry>> published;
+    /** Before the first assignment: super users only. */
+    private final AclAuthorizer notReady;
     private volatile Snapshot current;
 
     /** The index, and the published list it was built from (compared by identity: a new publication is a new list). */
@@ -46,10 +48,14 @@ public class AclStore implements AccessControl {
     @Inject
     public AclStore(ClusterView view, BrokerConfig config) {
         this(config.broker().authorizerClassName().orElse(""), config.broker().superUsers().orElse(""),
-                config.broker().allowEveryoneIfNoAclFound(), () -> view.assignment().acls());
+                config.broker().allowEveryoneIfNoAclFound(), () -> view.assignment().version() == 0 ? null : view.assignment().acls());
     }
 
     /**
+     * @param published the ACLs of the assignment applied last, or null before the first: until
+     *                  then only super users are allowed (Apache's authorizer is not ready until its
+     *                  first load; with no ACLs known, {@code allow.everyone.if.no.acl.found} would
+     *                  open every resource)
      * @throws IllegalArgumentException an authorizer class kaas does not implement, or a super user
      *                                  that is not {@code type:name} (start-up stops, as Apache's would)
      */
@@ -71,6 +77,7 @@ public class AclStore implements AccessControl {
         }
         this.superUsers = Set.copyOf(users);
         this.allowIfNoAcl = allowIfNoAcl;
+        this.notReady = new AclAuthorizer(List.of(), this.superUsers, false);
         this.published = published;
     }
 
@@ -80,9 +87,14 @@ public class AclStore implements AccessControl {
 
     private AclAuthorizer authorizer() {
         List<AclEntry> acls = published.get();
+        if (acls == null) {
+            return notReady;
+        }
         Snapshot s = current;
         if (s == null || s.source() != acls) {
-            s = new Snapshot(acls, new AclAuthorizer(acls, superUsers, allowIfNoAcl));
+            // Every publication is a new list, mostly with the same ACLs: the index is rebuilt only when they changed.
+            s = s != null && s.source().equals(acls) ? new Snapshot(acls, s.authorizer())
+                    : new Snapshot(acls, new AclAuthorizer(acls, superUsers, allowIfNoAcl));
             current = s;
         }
         return s.authorizer();

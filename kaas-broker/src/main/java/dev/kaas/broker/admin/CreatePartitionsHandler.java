@@ -55,7 +55,8 @@ public class CreatePartitionsHandler implements ApiHandler {
         Map<String, Integer> seen = new HashMap<>();
         data.topics().forEach(t -> seen.merge(t.name(), 1, Integer::sum));
         Map<String, CreatePartitionsTopicResult> local = new HashMap<>();
-        CreatePartitionsCall.Builder call = CreatePartitionsCall.newBuilder().setValidateOnly(data.validateOnly());
+        CreatePartitionsCall.Builder call = CreatePartitionsCall.newBuilder().setValidateOnly(data.validateOnly())
+                .setClient(Mutations.client(ctx, 3));
         for (CreatePartitionsTopic t : data.topics()) {
             CreatePartitionsTopicResult r = new CreatePartitionsTopicResult().setName(t.name());
             if (seen.get(t.name()) > 1) {
@@ -80,6 +81,8 @@ public class CreatePartitionsHandler implements ApiHandler {
             Map<String, TopicResult> remote = new HashMap<>();
             reply.getResultsList().forEach(r -> remote.put(r.getName(), r));
             CreatePartitionsResponseData resp = respond(data, local, remote);
+            Mutations.throttle(ctx, reply.getThrottleTimeMs());
+            resp.setThrottleTimeMs(reply.getThrottleTimeMs());
             boolean grown = !data.validateOnly() && reply.getResultsList().stream().anyMatch(r -> r.getErrorCode() == 0);
             if (!grown) {
                 return CompletableFuture.completedFuture((ApiMessage) resp);

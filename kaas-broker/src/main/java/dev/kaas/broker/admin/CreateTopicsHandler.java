@@ -61,13 +61,22 @@ public class CreateTopicsHandler implements ApiHandler {
         CreateTopicsRequestData data = ((CreateTopicsRequest) request).data();
         CreateTopicsResponseData resp = new CreateTopicsResponseData().setThrottleTimeMs(0);
         Map<String, CreatableTopicResult> local = new HashMap<>();
-        CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly());
+        CreateTopicsCall.Builder call = CreateTopicsCall.newBuilder().setValidateOnly(data.validateOnly())
+                .setClient(Mutations.client(ctx, 6));
         long refusedPartitions = 0;
         // Apache's controller: CREATE on the cluster, else on each topic, before the name is checked or looked up.
         boolean createAny = ctx.access().allowedOnCluster(AclOperation.CREATE);
+        java.util.Set<String> once = new java.util.HashSet<>();
+        java.util.Set<String> duplicates = new java.util.HashSet<>();
+        data.topics().forEach(t -> {
+            if (!once.add(t.name())) {
+                duplicates.add(t.name());
+            }
+        });
         for (CreatableTopic t : data.topics()) {
             CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
-            if (!createAny && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
+            // A name given twice is the controller's INVALID_REQUEST whoever asks, as Apache checks duplicates first.
+            if (!createAny && !duplicates.contains(t.name()) && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
                 r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage("Authorization failed.");
             } else if (Topic.isInternal(t.name())) {
                 // Apache creates these itself (and a user's CreateTopics then meets TOPIC_ALREADY_EXISTS);
@@ -124,6 +133,8 @@ public class CreateTopicsHandler implements ApiHandler {
                 }
                 resp.topics().add(r.duplicate());
             }
+            Mutations.throttle(ctx, reply.getThrottleTimeMs());
+            resp.setThrottleTimeMs(reply.getThrottleTimeMs());
             boolean created = !data.validateOnly() && reply.getResultsList().stream().anyMatch(r -> r.getErrorCode() == 0);
             if (!created) {
                 return CompletableFuture.completedFuture((ApiMessage) resp);

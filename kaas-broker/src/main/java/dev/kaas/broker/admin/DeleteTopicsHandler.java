@@ -54,7 +54,7 @@ public class DeleteTopicsHandler implements ApiHandler {
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         DeleteTopicsRequest req = (DeleteTopicsRequest) request;
         DeleteTopicsRequestData data = req.data();
-        DeleteTopicsCall.Builder call = DeleteTopicsCall.newBuilder();
+        DeleteTopicsCall.Builder call = DeleteTopicsCall.newBuilder().setClient(Mutations.client(ctx, 5));
         boolean byState = ctx.apiVersion() >= 6;
         // Apache's controller: DELETE on the cluster covers every topic; else a topic needs DESCRIBE and DELETE,
         // refused (29) before its existence by name; by id, its name is withheld unless it may be described.
@@ -64,12 +64,25 @@ public class DeleteTopicsHandler implements ApiHandler {
             for (DeleteTopicState t : data.topics()) {
                 boolean hasId = t.topicId() != null && !Uuid.ZERO_UUID.equals(t.topicId());
                 boolean hasName = t.name() != null && !t.name().isEmpty();
+                if (hasId && hasName) {
+                    // Apache's ControllerApis refuses it before anything else (the controller deletes by id).
+                    denied.add(new DeletableTopicResult().setName(t.name()).setTopicId(t.topicId())
+                            .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("You may not specify both topic name and topic id."));
+                    continue;
+                }
                 String name = hasName ? t.name() : null;
-                if (hasId && !hasName) {
+                if (hasId) {
                     var known = view.topicById(t.topicId().toString());
                     name = known == null ? null : known.topic().name();
+                    if (name == null && !deleteAny) {
+                        // An id this broker cannot name cannot be authorized: refused (a topic created a moment ago
+                        // is found on the client's retry, once this broker applied it).
+                        denied.add(new DeletableTopicResult().setName(null).setTopicId(t.topicId())
+                                .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()).setErrorMessage(Errors.UNKNOWN_TOPIC_ID.message()));
+                        continue;
+                    }
                 }
-                if (!deleteAny && name != null && hasId != hasName) {
+                if (!deleteAny && name != null) {
                     boolean describe = ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, name);
                     if (!describe || !ctx.allowed(AclOperation.DELETE, ResourceType.TOPIC, name)) {
                         denied.add(deniedResult(hasId && !describe ? null : name).setTopicId(hasId ? t.topicId() : Uuid.ZERO_UUID));
@@ -94,7 +107,8 @@ public class DeleteTopicsHandler implements ApiHandler {
             return CompletableFuture.completedFuture(resp);
         }
         return controller.deleteTopics(call.build()).thenCompose(reply -> {
-            DeleteTopicsResponseData resp = new DeleteTopicsResponseData().setThrottleTimeMs(0);
+            Mutations.throttle(ctx, reply.getThrottleTimeMs());
+            DeleteTopicsResponseData resp = new DeleteTopicsResponseData().setThrottleTimeMs(reply.getThrottleTimeMs());
             denied.forEach(resp.responses()::add);
             reply.getResultsList().forEach(r -> {
                 Errors e = Errors.forCode((short) r.getErrorCode());

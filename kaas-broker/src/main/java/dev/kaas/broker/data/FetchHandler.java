@@ -99,8 +99,8 @@ public class FetchHandler implements ApiHandler {
             return CompletableFuture.completedFuture(new FetchResponseData().setErrorCode(Errors.INVALID_FETCH_SESSION_EPOCH.code()).setSessionId(0));
         }
         // Apache's follower fetch needs CLUSTER_ACTION; denied, every partition is TOPIC_AUTHORIZATION_FAILED.
-        boolean deniedFollower = ((FetchRequest) request).replicaId() >= 0 && !ctx.access().allowedOnCluster(AclOperation.CLUSTER_ACTION);
-        Op op = new Op(data, ctx, deniedFollower);
+        boolean follower = ((FetchRequest) request).replicaId() >= 0;
+        Op op = new Op(data, ctx, follower, follower && !ctx.access().allowedOnCluster(AclOperation.CLUSTER_ACTION));
         op.start();
         return op.result;
     }
@@ -122,10 +122,12 @@ public class FetchHandler implements ApiHandler {
         /** The response budget: the request's and the broker's, and what the client's consumer_byte_rate allows at once. */
         final int budget;
 
-        /** A follower fetch without CLUSTER_ACTION: every partition refused. */
+        /** A follower fetch: CLUSTER_ACTION covers every partition, as Apache's; without it every partition is refused. */
+        final boolean follower;
         final boolean deniedFollower;
 
-        Op(FetchRequestData data, RequestContext ctx, boolean deniedFollower) {
+        Op(FetchRequestData data, RequestContext ctx, boolean follower, boolean deniedFollower) {
+            this.follower = follower;
             this.deniedFollower = deniedFollower;
             this.data = data;
             this.ctx = ctx;
@@ -223,7 +225,7 @@ public class FetchHandler implements ApiHandler {
                 // READ on the topic, once its id resolved (an unknown id is UNKNOWN_TOPIC_ID first) and before its
                 // existence by name, as Apache's; asked on every attempt, as Apache asks on every fetch.
                 String name = byId ? (topic == null ? null : topic.topic().name()) : ft.topic();
-                boolean mayRead = !deniedFollower && name != null && ctx.allowed(AclOperation.READ, ResourceType.TOPIC, name);
+                boolean mayRead = follower ? !deniedFollower : name != null && ctx.allowed(AclOperation.READ, ResourceType.TOPIC, name);
                 for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                     PartitionData pd = new PartitionData().setPartitionIndex(fp.partition()).setHighWatermark(-1)
                             .setLastStableOffset(-1).setLogStartOffset(-1).setPreferredReadReplica(-1)

@@ -68,9 +68,10 @@ public class OffsetCommitHandler implements ApiHandler {
                 : coordinator.call(d.groupId(), shard -> shard.commit(d.groupId(), memberId, d.groupInstanceId(), generation, offsets, retention));
         return committed
                 .exceptionally(e -> {
+                    // As Apache's getErrorResponse: the coordinator's error on every partition, refused ones too.
                     Errors err = ErrorMapper.forCoordinator(e, d.groupId());
                     Map<TopicPartition, Errors> all = new java.util.LinkedHashMap<>();
-                    offsets.forEach(o -> all.put(o.tp(), err));
+                    d.topics().forEach(t -> t.partitions().forEach(p -> all.put(new TopicPartition(t.name(), p.partitionIndex()), err)));
                     return all;
                 })
                 .thenApply(result -> {
@@ -79,7 +80,7 @@ public class OffsetCommitHandler implements ApiHandler {
                         OffsetCommitResponseTopic rt = new OffsetCommitResponseTopic().setName(t.name());
                         for (var p : t.partitions()) {
                             TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
-                            Errors e = denied.getOrDefault(tp, result.getOrDefault(tp, Errors.NONE));
+                            Errors e = result.containsKey(tp) ? result.get(tp) : denied.getOrDefault(tp, Errors.NONE);
                             rt.partitions().add(new OffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
                         }
                         resp.topics().add(rt);

@@ -94,8 +94,8 @@ public class OffsetFetchHandler implements ApiHandler {
                 resp.setErrorCode(r.error().code());
             }
             Map<TopicPartition, CommittedOffset> offsets = r.offsets();
-            // A group that may not be described shows nothing of itself, as Apache's.
-            if (r.error() != Errors.NONE && r.error() != Errors.GROUP_AUTHORIZATION_FAILED && tps != null) {
+            // A group that may not be described shows nothing of itself, as Apache's (v0: its error on each partition asked for).
+            if (r.error() != Errors.NONE && (r.error() != Errors.GROUP_AUTHORIZATION_FAILED || v == 0) && tps != null) {
                 offsets = new LinkedHashMap<>();
                 for (TopicPartition tp : tps) {
                     offsets.put(tp, null);

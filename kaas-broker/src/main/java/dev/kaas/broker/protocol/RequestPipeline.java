@@ -358,7 +358,16 @@ final class RequestPipeline {
             flushResponses();
             return;
         }
-        p.response = err != null ? errorResponse(p, err) : msg;
+        try {
+            p.response = err != null ? errorResponse(p, err) : msg;
+        } catch (RuntimeException e) {
+            // The request's own error response could not be made (a request Apache's would fail on too): no
+            // answer at all would shift every later one onto the wrong request, so the connection closes.
+            LOG.debugf("closing connection: no error response for api=%s: %s client=%s", p.header.apiKey(), e, transport.clientHost());
+            p.response = null;
+            p.closeAfter = true;
+            closing = true;
+        }
         flushResponses();
     }
 

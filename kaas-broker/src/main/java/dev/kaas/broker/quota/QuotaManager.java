@@ -1,7 +1,6 @@
 package dev.kaas.broker.quota;
 
 import dev.kaas.common.model.ClientQuota;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -73,14 +72,7 @@ public final class QuotaManager {
         List<ClientQuota> current = quotas.get();
         Index i = index;
         if (i.source() != current) {
-            Map<Map<String, String>, Double> limits = new HashMap<>();
-            for (ClientQuota q : current) {
-                Double v = q.values().get(key);
-                if (v != null && !q.entity().containsKey(ClientQuota.IP)) {
-                    limits.put(q.entity(), v);
-                }
-            }
-            i = new Index(current, limits);
+            i = new Index(current, ClientQuota.limits(current, key));
             index = i;
         }
         return i;
@@ -91,67 +83,10 @@ public final class QuotaManager {
         return !index().limits().isEmpty();
     }
 
-    /**
-     * Apache's DefaultQuotaCallback: which sensor (user, client-id) a client's usage is counted in
-     * (quotaMetricTags, eight levels), and the quota of that sensor (quotaLimit, which looks only
-     * at the levels its tags name: no quota for tags without a user or a client id).
-     */
+    /** Apache's DefaultQuotaCallback ({@link ClientQuota#resolve}). */
     static Resolved resolve(Map<Map<String, String>, Double> limits, String user, String clientId) {
-        String[] tags;
-        if (limits.containsKey(both(user, clientId)) || limits.containsKey(both(user, null))) {
-            tags = new String[] {user, clientId};
-        } else if (limits.containsKey(userEntity(user))) {
-            tags = new String[] {user, ""};
-        } else if (limits.containsKey(both(null, clientId)) || limits.containsKey(both(null, null))) {
-            tags = new String[] {user, clientId};
-        } else if (limits.containsKey(userEntity(null))) {
-            tags = new String[] {user, ""};
-        } else {
-            tags = new String[] {"", clientId};
-        }
-        String u = tags[0];
-        String c = tags[1];
-        Double limit;
-        if (!u.isEmpty() && !c.isEmpty()) {
-            limit = first(limits, both(u, c), both(u, null), both(null, c), both(null, null));
-        } else if (!u.isEmpty()) {
-            limit = first(limits, userEntity(u), userEntity(null));
-        } else if (!c.isEmpty()) {
-            limit = first(limits, client(c), client(null));
-        } else {
-            limit = null;
-        }
-        return new Resolved(u, c, limit);
-    }
-
-    @SafeVarargs
-    private static Double first(Map<Map<String, String>, Double> limits, Map<String, String>... entities) {
-        for (Map<String, String> e : entities) {
-            Double v = limits.get(e);
-            if (v != null) {
-                return v;
-            }
-        }
-        return null;
-    }
-
-    private static Map<String, String> userEntity(String name) {
-        Map<String, String> m = new java.util.TreeMap<>();
-        m.put(ClientQuota.USER, name);
-        return m;
-    }
-
-    private static Map<String, String> client(String name) {
-        Map<String, String> m = new java.util.TreeMap<>();
-        m.put(ClientQuota.CLIENT_ID, name);
-        return m;
-    }
-
-    private static Map<String, String> both(String user, String clientId) {
-        Map<String, String> m = new java.util.TreeMap<>();
-        m.put(ClientQuota.USER, user);
-        m.put(ClientQuota.CLIENT_ID, clientId);
-        return m;
+        ClientQuota.Resolved r = ClientQuota.resolve(limits, user, clientId);
+        return new Resolved(r.user(), r.clientId(), r.limit());
     }
 
     /**

@@ -64,6 +64,8 @@ public final class ServerProperties {
             new Setting("authorizer.class.name", "kaas.broker.authorizer-class-name", Kind.STRING),
             new Setting("super.users", "kaas.broker.super-users", Kind.STRING),
             new Setting("allow.everyone.if.no.acl.found", "kaas.broker.allow-everyone-if-no-acl-found", Kind.BOOLEAN),
+            new Setting("controller.quota.window.num", "kaas.controller.quota-window-num", Kind.INT, 1L),
+            new Setting("controller.quota.window.size.seconds", "kaas.controller.quota-window-size-seconds", Kind.INT, 1L),
             new Setting("quota.window.num", "kaas.broker.quota-window-num", Kind.INT, 1L),
             new Setting("quota.window.size.seconds", "kaas.broker.quota-window-size-seconds", Kind.INT, 1L),
             new Setting("log.retention.check.interval.ms", "kaas.broker.log-retention-check-interval", Kind.MILLIS, 1L),

@@ -25,13 +25,13 @@ import org.apache.kafka.common.resource.ResourceType;
  * every ACL it matches, at most {@value #MAX_PER_CALL} per call, or none and an error. Two
  * additions: a principal must read {@code type:name} (Apache stores any string and its
  * authorizer then fails on every request for that resource), and all ACLs together stay under
- * {@value #MAX_TEXT} characters of names, because they travel in every published assignment.
+ * {@value #MAX_TEXT} bytes of names, principals and hosts, because they travel in every published assignment.
  * Pure: the caller publishes {@link Outcome#acls}.
  */
 final class AclChanges {
     /** Apache's QuorumController.MAX_RECORDS_PER_USER_OP. */
     static final int MAX_PER_CALL = 10_000;
-    /** What the ACLs may add to a published assignment (names, principals, hosts; an overhead per ACL). */
+    /** What the ACLs may add to a published assignment, in bytes (names, principals, hosts as JSON; an overhead per ACL). */
     static final long MAX_TEXT = 2L << 20;
     private static final int OVERHEAD = 128;
 
@@ -60,7 +60,7 @@ final class AclChanges {
                 }
                 if (text + text(acl) > MAX_TEXT) {
                     results.add(error(Errors.INVALID_REQUEST, "Cannot create the acl: kaas keeps at most " + MAX_TEXT
-                            + " characters of acls, and " + next.size() + " acls take " + text + " already."));
+                            + " bytes of acls, and " + next.size() + " acls take " + text + " already."));
                     continue;
                 }
                 next.add(acl);
@@ -93,7 +93,8 @@ final class AclChanges {
             }
             AclFilterResult.Builder r = AclFilterResult.newBuilder().setErrorCode(Errors.NONE.code());
             matching.forEach(a -> r.addMatching(spec(a)));
-            next.removeAll(matching);
+            // One by one: TreeSet.removeAll with a list as large as the set would scan the list per element.
+            matching.forEach(next::remove);
             results.add(r.build());
         }
         return new Outcome<>(List.copyOf(next), results, next.size() != current.size());
@@ -150,8 +151,19 @@ final class AclChanges {
                 .setOperation(a.operation().code()).setPermission(a.permission().code()).build();
     }
 
+    /** What the ACL adds to the assignment's JSON, at most: its strings' UTF-8 bytes, each escaped in full at worst. */
     private static long text(AclEntry a) {
-        return (long) a.resourceName().length() + a.principal().length() + a.host().length() + OVERHEAD;
+        return worst(a.resourceName()) + worst(a.principal()) + worst(a.host()) + OVERHEAD;
+    }
+
+    private static long worst(String s) {
+        long bytes = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            // A control character or a quote is escaped (up to six bytes); anything else is at most three UTF-8 bytes per char.
+            bytes += c < 0x20 || c == '"' || c == '\\' ? 6 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+        }
+        return bytes;
     }
 
     private static AclResult error(Errors error, String message) {

@@ -101,8 +101,18 @@ public final class ControllerCore {
      * @param holder this controller's lease identity
      * @param maxPartitions the most partitions the catalog may hold ({@code kaas.controller.max-partitions})
      */
+    /**
+     * @param quotaWindowNum         Apache's {@code controller.quota.window.num}: with the next, how many
+     *                               seconds of {@code controller_mutation_rate} a client may spend at once
+     * @param quotaWindowSizeSeconds Apache's {@code controller.quota.window.size.seconds}
+     */
     public record Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
-                           int numPartitions, int maxPartitions, int maxMovesInFlight) {
+                           int numPartitions, int maxPartitions, int maxMovesInFlight, int quotaWindowNum, int quotaWindowSizeSeconds) {
+        public Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
+                        int numPartitions, int maxPartitions, int maxMovesInFlight) {
+            this(holder, leaseDurationMs, brokerSessionTimeoutMs, startupGraceMs, numPartitions, maxPartitions, maxMovesInFlight, 11, 1);
+        }
+
         /** Stop writing this long after a renewal began: two thirds of the lease, as Kubernetes' renew deadline. */
         long stepDownAfterMs() {
             return leaseDurationMs * 2 / 3;
@@ -122,6 +132,8 @@ public final class ControllerCore {
     private final ClusterMetadata metadata;
     private final LongSupplier clock;
     private final Settings settings;
+    /** controller_mutation_rate, measured here so it is the cluster's rate (KIP-599). */
+    private final MutationQuotas mutationQuotas;
     private final Map<Integer, Live> live = new HashMap<>();
     /**
      * The live sessions, for {@link #nudge}, which runs on the caller's thread: a doorbell needs
@@ -150,6 +162,8 @@ public final class ControllerCore {
         this.metadata = metadata;
         this.clock = clock;
         this.settings = settings;
+        this.mutationQuotas = new MutationQuotas(() -> current.clientQuotas(), clock, settings.quotaWindowNum(),
+                settings.quotaWindowSizeSeconds());
     }
 
     public boolean isLeader() {
@@ -408,6 +422,7 @@ public final class ControllerCore {
             return reply.setErrorCode(Errors.POLICY_VIOLATION.code()).setErrorMessage(message)
                     .setAssignmentVersion(current.version()).build();
         }
+        MutationQuotas.Recorder quota = mutationQuotas.forClient(call.hasClient() ? call.getClient() : null);
         List<TopicSpec> next = new ArrayList<>(catalog);
         long clusterPartitions = catalog.stream().mapToLong(TopicSpec::partitions).sum();
         Map<String, Integer> seen = new HashMap<>();
@@ -421,6 +436,10 @@ public final class ControllerCore {
                     next, clusterPartitions, settings.maxPartitions());
             Errors error = problem == null ? Errors.NONE : problem.error();
             String message = problem == null ? null : problem.message();
+            if (error == Errors.NONE && !quota.record(partitions)) {
+                // Apache's ReplicationControlManager.createTopic: after the topic's own checks, its partitions spend the quota.
+                error = Errors.THROTTLING_QUOTA_EXCEEDED;
+            }
             r.setErrorCode(error.code());
             if (message != null && error != Errors.NONE) {
                 r.setErrorMessage(message);
@@ -439,7 +458,7 @@ public final class ControllerCore {
         if (!call.getValidateOnly() && next.size() != catalog.size()) {
             storeCatalog(next);
         }
-        return reply.setAssignmentVersion(current.version()).build();
+        return reply.setAssignmentVersion(current.version()).setThrottleTimeMs(quota.throttleTimeMs()).build();
     }
 
     /**
@@ -451,6 +470,7 @@ public final class ControllerCore {
     public CreatePartitionsReply createPartitions(CreatePartitionsCall call) throws IOException {
         requireWritable();
         CreatePartitionsReply.Builder reply = CreatePartitionsReply.newBuilder();
+        MutationQuotas.Recorder quota = mutationQuotas.forClient(call.hasClient() ? call.getClient() : null);
         List<TopicSpec> next = new ArrayList<>(catalog);
         long clusterPartitions = catalog.stream().mapToLong(TopicSpec::partitions).sum();
         boolean changed = false;
@@ -483,6 +503,10 @@ public final class ControllerCore {
                 reply.addResults(r.setErrorCode(problem.error().code()).setErrorMessage(problem.message()));
                 continue;
             }
+            if (!quota.record(t.getCount() - spec.partitions())) {
+                reply.addResults(r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code()));
+                continue;
+            }
             clusterPartitions += t.getCount() - spec.partitions();
             r.setErrorCode(Errors.NONE.code()).setNumPartitions(t.getCount());
             if (!call.getValidateOnly()) {
@@ -494,7 +518,7 @@ public final class ControllerCore {
         if (changed) {
             storeCatalog(next);
         }
-        return reply.setAssignmentVersion(current.version()).build();
+        return reply.setAssignmentVersion(current.version()).setThrottleTimeMs(quota.throttleTimeMs()).build();
     }
 
     /**
@@ -766,8 +790,15 @@ public final class ControllerCore {
         requireWritable();
         List<TopicSpec> next = new ArrayList<>(catalog);
         DeleteTopicsReply.Builder reply = DeleteTopicsReply.newBuilder();
+        MutationQuotas.Recorder quota = mutationQuotas.forClient(call.hasClient() ? call.getClient() : null);
         for (TopicRef ref : call.getTopicsList()) {
             boolean byId = !ref.getTopicId().isEmpty();
+            if (byId && !ref.getName().isEmpty()) {
+                // The broker authorized one of the two: never delete by the other (Apache's ControllerApis refuses both).
+                reply.addResults(TopicResult.newBuilder().setName(ref.getName()).setTopicId(ref.getTopicId())
+                        .setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("You may not specify both topic name and topic id."));
+                continue;
+            }
             TopicSpec found = next.stream()
                     .filter(s -> byId ? s.topicId().equals(ref.getTopicId()) : s.name().equals(ref.getName()))
                     .findFirst().orElse(null);
@@ -776,6 +807,8 @@ public final class ControllerCore {
             if (found == null) {
                 Errors e = byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 r.setErrorCode(e.code()).setErrorMessage(e.message());
+            } else if (!quota.record(found.partitions())) {
+                r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code());
             } else {
                 next.remove(found);
                 r.setErrorCode(Errors.NONE.code());
@@ -785,7 +818,7 @@ public final class ControllerCore {
         if (next.size() != catalog.size()) {
             storeCatalog(next);
         }
-        return reply.setAssignmentVersion(current.version()).build();
+        return reply.setAssignmentVersion(current.version()).setThrottleTimeMs(quota.throttleTimeMs()).build();
     }
 
     /**

@@ -59,7 +59,9 @@ public class ControllerRuntime {
                 config.controller().startupGrace().toMillis(),
                 config.controller().numPartitions(),
                 config.controller().maxPartitions(),
-                config.controller().maxMovesInFlight()));
+                config.controller().maxMovesInFlight(),
+                config.controller().quotaWindowNum(),
+                config.controller().quotaWindowSizeSeconds()));
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kaas-controller-loop");
             t.setDaemon(true);

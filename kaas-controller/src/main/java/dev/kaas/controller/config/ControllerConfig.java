@@ -90,6 +90,14 @@ public interface ControllerConfig {
          */
         @WithDefault("32")
         int maxMovesInFlight();
+
+        /** Apache {@code controller.quota.window.num}: samples of a client's {@code controller_mutation_rate} (its burst, with the next). */
+        @WithDefault("11")
+        int quotaWindowNum();
+
+        /** Apache {@code controller.quota.window.size.seconds}: the length of each sample. */
+        @WithDefault("1")
+        int quotaWindowSizeSeconds();
     }
 
     interface Kubernetes {

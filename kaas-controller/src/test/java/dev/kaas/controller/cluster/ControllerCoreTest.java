@@ -240,6 +240,41 @@ class ControllerCoreTest {
         assertThat(onDisk().acls()).isEmpty();
     }
 
+    /**
+     * controller_mutation_rate on the controller: the client's creations, partition additions and
+     * deletions spend one bucket, a strict request past it is refused per topic with the delay,
+     * nothing of a refused topic is applied, and a call naming no client is not counted.
+     */
+    @Test
+    void topicChangesPastTheClientsControllerMutationRateAreRefusedWithTheDelay() throws Exception {
+        lead(core);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), new FakeSession());
+        core.alterClientQuotas(dev.kaas.proto.AlterClientQuotasCall.newBuilder()
+                .addAlterations(ClientQuotaChangesTest.alter(java.util.List.of(ClientQuotaChangesTest.part("client-id", "app")),
+                        ClientQuotaChangesTest.set("controller_mutation_rate", 1))).build());
+        var app = dev.kaas.proto.MutationClient.newBuilder().setUser("alice").setClientId("app").setStrict(true).build();
+
+        var first = core.createTopics(create("q1", 8).toBuilder().setClient(app).build());
+        assertThat(first.getResults(0).getErrorCode()).isZero();
+        var grown = core.createPartitions(dev.kaas.proto.CreatePartitionsCall.newBuilder().setClient(app)
+                .addTopics(dev.kaas.proto.PartitionsToAdd.newBuilder().setName("q1").setCount(14)).build());
+        assertThat(grown.getResults(0).getErrorCode()).as("3 tokens left: allowed, to -3").isZero();
+        assertThat(grown.getThrottleTimeMs()).isZero();
+        var refused = core.createTopics(create("q2", 1).toBuilder().setClient(app).build());
+        assertThat(refused.getResults(0).getErrorCode()).isEqualTo(Errors.THROTTLING_QUOTA_EXCEEDED.code());
+        assertThat(refused.getThrottleTimeMs()).isEqualTo(3000);
+        var kept = core.deleteTopics(dev.kaas.proto.DeleteTopicsCall.newBuilder().setClient(app)
+                .addTopics(dev.kaas.proto.TopicRef.newBuilder().setName("q1")).build());
+        assertThat(kept.getResults(0).getErrorCode()).isEqualTo(Errors.THROTTLING_QUOTA_EXCEEDED.code());
+        assertThat(core.current().topicByName("q1")).isPresent();
+        assertThat(core.current().topicByName("q2")).isEmpty();
+        assertThat(core.createTopics(create("q3", 5)).getResults(0).getErrorCode()).as("no client named: not counted").isZero();
+
+        clock.addAndGet(3000);
+        assertThat(core.deleteTopics(dev.kaas.proto.DeleteTopicsCall.newBuilder().setClient(app)
+                .addTopics(dev.kaas.proto.TopicRef.newBuilder().setName("q1")).build()).getResults(0).getErrorCode()).isZero();
+    }
+
     /** CreatePartitions as Apache's controller: grows, never shrinks, keeps the existing leaders, places the new ones. */
     @Test
     void createPartitionsGrowsATopicAndRefusesWhatApacheRefuses() throws Exception {
