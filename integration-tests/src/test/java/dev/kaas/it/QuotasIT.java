@@ -199,4 +199,42 @@ class QuotasIT {
             assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains("mutated-a", "mutated-b", "mutated-c");
         }
     }
+
+    /**
+     * connection_creation_rate of an ip entity (KIP-612), set with kafka-configs.sh: new connections
+     * from the address past its rate are not served and are closed after a delay (at most one quota
+     * window), and once the rate is back within the quota the address is served again.
+     */
+    @Test
+    void connectionsFromAnAddressPastItsCreationRateAreClosedUnserved() throws Exception {
+        var set = configs("--alter", "--add-config", "connection_creation_rate=5", "--entity-type", "ips", "--entity-name", "127.0.0.1");
+        assertThat(set.exitCode()).as(set.stderr()).isZero();
+        try {
+            int served = 0;
+            int closed = 0;
+            // quota.window.num=2 here: a fresh rate is measured over at least 1 s, so about five pass at once.
+            for (int i = 0; i < 10; i++) {
+                try (RawClient c = new RawClient(kaas.cluster().kafkaPort())) {
+                    c.send(org.apache.kafka.common.protocol.ApiKeys.API_VERSIONS, (short) 3,
+                            new org.apache.kafka.common.message.ApiVersionsRequestData().setClientSoftwareName("rate")
+                                    .setClientSoftwareVersion("1"));
+                    served++;
+                } catch (java.io.IOException e) {
+                    closed++;
+                }
+            }
+            assertThat(served).as("served before the rate was reached").isBetween(3, 8);
+            assertThat(closed).isPositive();
+            Thread.sleep(2_500);
+            try (RawClient c = new RawClient(kaas.cluster().kafkaPort())) {
+                assertThat(c.send(org.apache.kafka.common.protocol.ApiKeys.API_VERSIONS, (short) 3,
+                        new org.apache.kafka.common.message.ApiVersionsRequestData().setClientSoftwareName("rate").setClientSoftwareVersion("1")))
+                        .as("served again once the rate is within the quota").isNotNull();
+            }
+        } finally {
+            // Every other test of this class connects from 127.0.0.1 too.
+            var removed = configs("--alter", "--delete-config", "connection_creation_rate", "--entity-type", "ips", "--entity-name", "127.0.0.1");
+            assertThat(removed.exitCode()).as(removed.stderr()).isZero();
+        }
+    }
 }

@@ -5,7 +5,6 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
-import dev.kaas.proto.AclSpec;
 import dev.kaas.proto.CreateAclsCall;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
@@ -46,22 +45,6 @@ public class CreateAclsHandler implements ApiHandler {
         return ApiKeys.CREATE_ACLS;
     }
 
-    static AclSpec spec(AclBinding b) {
-        AclSpec.Builder s = AclSpec.newBuilder().setResourceType(b.pattern().resourceType().code())
-                .setPatternType(b.pattern().patternType().code()).setOperation(b.entry().operation().code())
-                .setPermission(b.entry().permissionType().code());
-        if (b.pattern().name() != null) {
-            s.setResourceName(b.pattern().name());
-        }
-        if (b.entry().principal() != null) {
-            s.setPrincipal(b.entry().principal());
-        }
-        if (b.entry().host() != null) {
-            s.setHost(b.entry().host());
-        }
-        return s.build();
-    }
-
     @Override
     public CompletionStage<ApiMessage> handle(RequestContext ctx, AbstractRequest request) {
         ctx.authorizeCluster(AclOperation.ALTER);
@@ -81,7 +64,7 @@ public class CreateAclsHandler implements ApiHandler {
                 r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Invalid empty resource name");
             } else {
                 forwarded.add(results.size());
-                call.addAcls(spec(b));
+                call.addAcls(DeleteAclsHandler.spec(b.toFilter()));
             }
             results.add(r);
         }

@@ -42,6 +42,7 @@ public class KafkaListeners {
     private final ConnectionLimits limits;
     private final ScramCredentials scram;
     private final AccessControl access;
+    private final ConnectionRates rates;
     private final List<SaslEndpoint> saslEndpoints = new ArrayList<>();
     /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
     private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -50,7 +51,9 @@ public class KafkaListeners {
         return t;
     });
 
-    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access) {
+    public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access,
+                          ConnectionRates rates) {
+        this.rates = rates;
         this.scram = scram;
         this.access = access;
         this.vertx = vertx;
@@ -142,6 +145,14 @@ public class KafkaListeners {
             vertx.createNetServer(options)
                     .connectHandler(socket -> {
                         String ip = socket.remoteAddress().hostAddress();
+                        long throttle = rates.throttleMs(ip);
+                        if (throttle > 0) {
+                            // Apache's ConnectionThrottledException: not read, not counted, closed after the delay.
+                            LOG.debugf("closing connection in %d ms: connection_creation_rate reached client=/%s", throttle, ip);
+                            socket.pause();
+                            vertx.setTimer(throttle, t -> socket.close());
+                            return;
+                        }
                         ConnectionLimits.Refusal refused = limits.admit(ip);
                         if (refused != ConnectionLimits.Refusal.NONE) {
                             LOG.debugf("closing connection: %s reached client=/%s", refused == ConnectionLimits.Refusal.TOTAL

@@ -9,8 +9,9 @@ import org.apache.kafka.common.utils.Time;
 
 /**
  * This broker's byte-rate quota managers, on the quotas of the assignment it applied last
- * (AlterClientQuotas publishes them there). {@code request_percentage} and
- * {@code controller_mutation_rate} are kept and described but not enforced yet.
+ * (AlterClientQuotas publishes them there). {@code controller_mutation_rate} is the
+ * controller's, {@code connection_creation_rate} {@link IpConnectionRates}'; {@code request_percentage}
+ * is kept and described but not enforced yet.
  */
 @ApplicationScoped
 public class ClientQuotas {

@@ -9,9 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,28 +17,8 @@ import org.junit.jupiter.api.Test;
 class QuotaManagerTest {
     static final KafkaPrincipal ALICE = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "alice");
 
-    final AtomicLong now = new AtomicLong(1_800_000_000_000L);
-    final Time time = new Time() {
-        @Override
-        public long milliseconds() {
-            return now.get();
-        }
-
-        @Override
-        public long nanoseconds() {
-            return now.get() * 1_000_000;
-        }
-
-        @Override
-        public void sleep(long ms) {
-            now.addAndGet(ms);
-        }
-
-        @Override
-        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException();
-        }
-    };
+    final FakeTime time = new FakeTime(1_800_000_000_000L);
+    final AtomicLong now = time.now;
     final List<ClientQuota> quotas = new ArrayList<>();
     volatile List<ClientQuota> published = List.of();
     final QuotaManager produce = new QuotaManager("producer_byte_rate", "Produce", () -> published, time, 11, 1);

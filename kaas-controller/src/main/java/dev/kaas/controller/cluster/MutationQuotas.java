@@ -92,7 +92,7 @@ final class MutationQuotas {
             return UNBOUNDED;
         }
         Sensor sensor = sensor(r);
-        return client.getStrict() ? new Strict(sensor) : new Permissive(sensor);
+        return new Bucket(sensor, client.getStrict());
     }
 
     private Sensor sensor(ClientQuota.Resolved r) {
@@ -120,65 +120,42 @@ final class MutationQuotas {
         return Math.round(-e.value() / e.bound() * 1000);
     }
 
-    private abstract class Base implements Recorder {
+    /**
+     * Apache's StrictControllerMutationQuota (a change is refused once the bucket is below zero; one
+     * change may take it below) and PermissiveControllerMutationQuota (always served, the client delayed).
+     */
+    private final class Bucket implements Recorder {
         final Sensor sensor;
+        final boolean strict;
         long lastThrottleMs;
         long lastRecordedMs;
 
-        Base(Sensor sensor) {
+        Bucket(Sensor sensor, boolean strict) {
             this.sensor = sensor;
+            this.strict = strict;
         }
 
-        void violated(QuotaViolationException e, long nowMs) {
-            lastThrottleMs = MutationQuotas.throttleTimeMs(e);
-            lastRecordedMs = nowMs;
+        @Override
+        public boolean record(int partitions) {
+            long now = clock.getAsLong();
+            try {
+                synchronized (MutationQuotas.this) {
+                    if (strict) {
+                        sensor.checkQuotas(now);
+                    }
+                    sensor.record(partitions, now, !strict);
+                }
+                return true;
+            } catch (QuotaViolationException e) {
+                lastThrottleMs = MutationQuotas.throttleTimeMs(e);
+                lastRecordedMs = now;
+                return !strict;
+            }
         }
 
         @Override
         public int throttleTimeMs() {
             return (int) Math.min(Integer.MAX_VALUE, Math.max(0, lastThrottleMs - (clock.getAsLong() - lastRecordedMs)));
-        }
-    }
-
-    /** Apache's StrictControllerMutationQuota: a change is refused once the bucket is below zero (one may take it below). */
-    private final class Strict extends Base {
-        Strict(Sensor sensor) {
-            super(sensor);
-        }
-
-        @Override
-        public boolean record(int partitions) {
-            long now = clock.getAsLong();
-            try {
-                synchronized (MutationQuotas.this) {
-                    sensor.checkQuotas(now);
-                    sensor.record(partitions, now, false);
-                }
-                return true;
-            } catch (QuotaViolationException e) {
-                violated(e, now);
-                return false;
-            }
-        }
-    }
-
-    /** Apache's PermissiveControllerMutationQuota: always served, the client delayed. */
-    private final class Permissive extends Base {
-        Permissive(Sensor sensor) {
-            super(sensor);
-        }
-
-        @Override
-        public boolean record(int partitions) {
-            long now = clock.getAsLong();
-            try {
-                synchronized (MutationQuotas.this) {
-                    sensor.record(partitions, now, true);
-                }
-            } catch (QuotaViolationException e) {
-                violated(e, now);
-            }
-            return true;
         }
     }
 
