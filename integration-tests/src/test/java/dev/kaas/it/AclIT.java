@@ -402,6 +402,9 @@ class AclIT {
                         .denied(exactly(TOPIC_AUTHORIZATION_FAILED, NONE)).granted(exactly(NONE, TOPIC_AUTHORIZATION_FAILED)),
                 codes("CreateTopics (cluster CREATE)", AclIT::createTopics).grants(cluster(CREATE), topic(DESCRIBE_CONFIGS))
                         .denied(exactly(TOPIC_AUTHORIZATION_FAILED, NONE)).granted(exactly(NONE, NONE)),
+                // A name twice, one copy invalid: neither copy is created, whoever asks (it once slipped past CREATE).
+                codes("CreateTopics (a name twice)", AclIT::createTopicsTwice).grants(topic(CREATE))
+                        .denied(every(INVALID_REQUEST)).granted(every(INVALID_REQUEST)),
                 codes("DeleteTopics (topic DELETE)", AclIT::deleteTopics).setup(AclIT::ownTopic).grants(topic(DELETE))
                         .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
                 codes("DeleteTopics (cluster DELETE)", AclIT::deleteTopics).setup(AclIT::ownTopic).grants(cluster(DELETE))
@@ -1286,6 +1289,18 @@ class AclIT {
         var r = (CreateTopicsResponse) c.alice(1).send(ApiKeys.CREATE_TOPICS, max(ApiKeys.CREATE_TOPICS), req);
         var t = r.data().topics().find(c.topic());
         return List.of(Errors.forCode(t.errorCode()), Errors.forCode(t.topicConfigErrorCode()));
+    }
+
+    /** The row's topic named twice, one copy with 0 partitions: both INVALID_REQUEST, and no topic (else UNKNOWN_SERVER_ERROR). */
+    static List<Errors> createTopicsTwice(Case c) throws Exception {
+        var req = new CreateTopicsRequestData().setTimeoutMs(30_000);
+        req.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(c.topic()).setNumPartitions(0).setReplicationFactor((short) 1));
+        req.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(c.topic()).setNumPartitions(1).setReplicationFactor((short) 1));
+        var r = (CreateTopicsResponse) c.alice(1).send(ApiKeys.CREATE_TOPICS, max(ApiKeys.CREATE_TOPICS), req);
+        if (admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(c.topic())) {
+            return List.of(Errors.UNKNOWN_SERVER_ERROR);
+        }
+        return codes(r.data().topics().stream().map(x -> x.errorCode()));
     }
 
     static List<Errors> deleteTopics(Case c) throws Exception {

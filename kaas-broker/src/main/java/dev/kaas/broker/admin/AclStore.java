@@ -53,9 +53,9 @@ public class AclStore implements AccessControl {
 
     /**
      * @param published the ACLs of the assignment applied last, or null before the first: until
-     *                  then only super users are allowed (Apache's authorizer is not ready until its
-     *                  first load; with no ACLs known, {@code allow.everyone.if.no.acl.found} would
-     *                  open every resource)
+     *                  then only super users are served, others' connections are closed (Apache's
+     *                  listeners wait for its authorizer's first load; with no ACLs known,
+     *                  {@code allow.everyone.if.no.acl.found} would open every resource)
      * @throws IllegalArgumentException an authorizer class kaas does not implement, or a super user
      *                                  that is not {@code type:name} (start-up stops, as Apache's would)
      */
@@ -105,7 +105,13 @@ public class AclStore implements AccessControl {
         if (!enabled) {
             return Access.ALL;
         }
+        boolean ready = published.get() != null || superUsers.contains(AclAuthorizer.base(principal).toString());
         return new Access() {
+            @Override
+            public boolean ready() {
+                return ready;
+            }
+
             @Override
             public boolean allowed(AclOperation operation, ResourceType type, String name) {
                 return authorizer().authorize(principal, host, operation, type, name);

@@ -75,8 +75,10 @@ public class CreateTopicsHandler implements ApiHandler {
         });
         for (CreatableTopic t : data.topics()) {
             CreatableTopicResult r = new CreatableTopicResult().setName(t.name());
-            // A name given twice is the controller's INVALID_REQUEST whoever asks, as Apache checks duplicates first.
-            if (!createAny && !duplicates.contains(t.name()) && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
+            if (duplicates.contains(t.name())) {
+                // Apache's ControllerApis, before authorization: no copy of a name given twice is created.
+                r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name.");
+            } else if (!createAny && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
                 r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage("Authorization failed.");
             } else if (Topic.isInternal(t.name())) {
                 // Apache creates these itself (and a user's CreateTopics then meets TOPIC_ALREADY_EXISTS);

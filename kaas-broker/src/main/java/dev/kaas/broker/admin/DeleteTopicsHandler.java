@@ -113,7 +113,7 @@ public class DeleteTopicsHandler implements ApiHandler {
             reply.getResultsList().forEach(r -> {
                 Errors e = Errors.forCode((short) r.getErrorCode());
                 DeletableTopicResult out = new DeletableTopicResult().setErrorCode(e.code())
-                        .setErrorMessage(e == Errors.NONE ? null : r.getErrorMessage())
+                        .setErrorMessage(e == Errors.NONE || r.getErrorMessage().isEmpty() ? null : r.getErrorMessage())
                         .setName(r.getName().isEmpty() && byState ? null : r.getName());
                 if (byState && !r.getTopicId().isEmpty()) {
                     out.setTopicId(Uuid.fromString(r.getTopicId()));

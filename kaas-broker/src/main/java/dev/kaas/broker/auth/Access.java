@@ -45,6 +45,11 @@ public interface Access {
     /** Whether an authorizer is configured (the ACL APIs answer SECURITY_DISABLED without one). */
     boolean enabled();
 
+    /** False until the ACLs are known (a broker that has not applied an assignment yet): the request is not served. */
+    default boolean ready() {
+        return true;
+    }
+
     default boolean allowedOnCluster(AclOperation operation) {
         return allowed(operation, ResourceType.CLUSTER, CLUSTER);
     }

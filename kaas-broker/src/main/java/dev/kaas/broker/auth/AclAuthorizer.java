@@ -70,7 +70,7 @@ public final class AclAuthorizer {
     }
 
     /** The principal as StandardAuthorizer compares it: type and name only (a subclass's extra state does not count). */
-    static KafkaPrincipal base(KafkaPrincipal principal) {
+    public static KafkaPrincipal base(KafkaPrincipal principal) {
         return principal.getClass() == KafkaPrincipal.class ? principal : new KafkaPrincipal(principal.getPrincipalType(), principal.getName());
     }
 

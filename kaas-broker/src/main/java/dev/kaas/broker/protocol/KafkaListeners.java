@@ -43,6 +43,9 @@ public class KafkaListeners {
     private final ScramCredentials scram;
     private final AccessControl access;
     private final ConnectionRates rates;
+    /** Connections past their address's creation rate, waiting out their delay before they are closed. */
+    private final java.util.concurrent.atomic.AtomicInteger heldBack = new java.util.concurrent.atomic.AtomicInteger();
+    static final int MAX_HELD_BACK = 10_000;
     private final List<SaslEndpoint> saslEndpoints = new ArrayList<>();
     /** Re-reads TLS store files off the event loops (TlsEndpoint.reload). */
     private final java.util.concurrent.ScheduledExecutorService reloads = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -147,10 +150,21 @@ public class KafkaListeners {
                         String ip = socket.remoteAddress().hostAddress();
                         long throttle = rates.throttleMs(ip);
                         if (throttle > 0) {
-                            // Apache's ConnectionThrottledException: not read, not counted, closed after the delay.
+                            // Apache's ConnectionThrottledException: not served, not counted, closed after the delay. What
+                            // arrives meanwhile is dropped (pausing would buffer it); past a bound, closed at once.
                             LOG.debugf("closing connection in %d ms: connection_creation_rate reached client=/%s", throttle, ip);
-                            socket.pause();
-                            vertx.setTimer(throttle, t -> socket.close());
+                            socket.handler(bytes -> { });
+                            socket.exceptionHandler(e -> { });
+                            if (heldBack.incrementAndGet() > MAX_HELD_BACK) {
+                                heldBack.decrementAndGet();
+                                socket.close();
+                                return;
+                            }
+                            long timer = vertx.setTimer(throttle, t -> socket.close());
+                            socket.closeHandler(v -> {
+                                heldBack.decrementAndGet();
+                                vertx.cancelTimer(timer);
+                            });
                             return;
                         }
                         ConnectionLimits.Refusal refused = limits.admit(ip);

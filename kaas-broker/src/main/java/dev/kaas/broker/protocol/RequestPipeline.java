@@ -253,8 +253,14 @@ final class RequestPipeline {
             String host = transport.clientHost();
             // ACL hosts name the address alone, as Apache's clientAddress().getHostAddress().
             Access rights = access.session(principal, host.startsWith("/") ? host.substring(1) : host);
-            stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
-                    transport.securityProtocol(), p.throttle, rights), request);
+            if (!rights.ready() && key != ApiKeys.API_VERSIONS) {
+                // No ACLs known yet (no assignment applied): Apache's listeners wait for its authorizer's first load,
+                // so its clients see a delay. A closed connection is what a client retries; a refusal would be final.
+                stage = CompletableFuture.failedFuture(new CloseConnection("the authorizer has no ACLs yet"));
+            } else {
+                stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
+                        transport.securityProtocol(), p.throttle, rights), request);
+            }
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
         }

@@ -4,6 +4,8 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ConnectionRates;
 import dev.kaas.common.model.ClientQuota;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import java.net.InetAddress;
@@ -134,7 +136,7 @@ public class IpConnectionRates implements ConnectionRates {
         return sensor;
     }
 
-    void close() {
+    void onStop(@Observes ShutdownEvent ev) {
         metrics.close();
     }
 }

@@ -51,17 +51,20 @@ class AclStoreTest {
                 .as("a super user, with spaces around it in the setting").isTrue();
     }
 
-    /** No assignment applied yet (a broker just started): nobody but a super user, even where no ACL would mean everyone. */
+    /** No assignment applied yet (a broker just started): nobody but a super user is served, even where no ACL would mean everyone. */
     @Test
     void beforeTheFirstAssignmentOnlySuperUsersAreAllowed() {
         AtomicReference<List<AclEntry>> published = new AtomicReference<>(null);
         AclStore store = new AclStore(STANDARD, "User:admin", true, published::get);
 
+        assertThat(store.session(ALICE, "127.0.0.1").ready()).as("her connection is closed, which a client retries").isFalse();
+        assertThat(store.session(new KafkaPrincipal("User", "admin"), "127.0.0.1").ready()).isTrue();
         assertThat(store.session(ALICE, "127.0.0.1").allowed(AclOperation.READ, ResourceType.TOPIC, "no-acls")).isFalse();
         assertThat(store.session(ALICE, "127.0.0.1").allowedOnAny(AclOperation.WRITE, ResourceType.TOPIC)).isFalse();
         assertThat(store.session(new KafkaPrincipal("User", "admin"), "127.0.0.1").allowed(AclOperation.ALTER, ResourceType.CLUSTER,
                 Access.CLUSTER)).isTrue();
         published.set(List.of());
+        assertThat(store.session(ALICE, "127.0.0.1").ready()).isTrue();
         assertThat(store.session(ALICE, "127.0.0.1").allowed(AclOperation.READ, ResourceType.TOPIC, "no-acls"))
                 .as("allow.everyone.if.no.acl.found, once the ACLs are known").isTrue();
     }

@@ -223,6 +223,51 @@ class RequestPipelineTest {
         assertThat(memory.reserved()).isZero();
     }
 
+    /** Before the ACLs are known, a request of a principal who is not a super user is not served: the connection closes (a client retries). */
+    @Test
+    void aRequestBeforeTheAclsAreKnownClosesTheConnectionUnserved() {
+        dev.kaas.broker.auth.AccessControl notReady = new dev.kaas.broker.auth.AccessControl() {
+            @Override
+            public dev.kaas.broker.auth.Access session(org.apache.kafka.common.security.auth.KafkaPrincipal principal, String host) {
+                return new dev.kaas.broker.auth.Access() {
+                    @Override
+                    public boolean allowed(org.apache.kafka.common.acl.AclOperation op, org.apache.kafka.common.resource.ResourceType type,
+                                           String name) {
+                        return false;
+                    }
+
+                    @Override
+                    public boolean allowedOnAny(org.apache.kafka.common.acl.AclOperation op, org.apache.kafka.common.resource.ResourceType type) {
+                        return false;
+                    }
+
+                    @Override
+                    public boolean enabled() {
+                        return true;
+                    }
+
+                    @Override
+                    public boolean ready() {
+                        return false;
+                    }
+                };
+            }
+
+            @Override
+            public List<org.apache.kafka.common.acl.AclBinding> acls(org.apache.kafka.common.acl.AclBindingFilter filter) {
+                return List.of();
+            }
+        };
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0, notReady);
+
+        p.onFrame(metadata(1));
+
+        assertThat(handler.calls).isEmpty();
+        assertThat(transport.answered).isEmpty();
+        assertThat(transport.closed).isTrue();
+        assertThat(memory.reserved()).isZero();
+    }
+
     /** KIP-219: a response carrying a quota delay goes out at once, and nothing more is read until the delay has passed. */
     @Test
     void aThrottledResponseIsWrittenAndReadingStopsForItsDelay() {

@@ -40,8 +40,13 @@ class IpConnectionRatesTest {
         // Two samples of 1 s: a fresh rate is measured over at least one second, so five pass at once.
         long[] first = burst("127.0.0.1");
         assertThat(first[0]).isEqualTo(5);
-        assertThat(first[1]).as("bounded by one quota window").isBetween(1L, 1000L);
-        assertThat(rates.throttleMs("127.0.0.1")).as("a held-back connection is not counted: still just over").isBetween(1L, 1000L);
+        assertThat(first[1]).as("(6 - 5) / 5 of the 1 s window").isEqualTo(200);
+        assertThat(rates.throttleMs("127.0.0.1")).as("a held-back connection is not counted: still 6/s, not 7/s").isEqualTo(200);
+        for (int i = 0; i < 20; i++) {
+            rates.throttleMs("127.0.0.1");
+        }
+        now.addAndGet(100);
+        assertThat(rates.throttleMs("127.0.0.1")).as("however many were held back").isBetween(1L, 200L);
         now.addAndGet(2_000);
         assertThat(rates.throttleMs("127.0.0.1")).isZero();
         assertThat(rates.throttleMs("10.0.0.1")).as("an address without a quota").isZero();
@@ -55,6 +60,14 @@ class IpConnectionRatesTest {
         assertThat(burst("10.0.0.2")[0]).as("its own quota").isEqualTo(100);
         assertThat(burst("0:0:0:0:0:0:0:1")[0]).isEqualTo(3);
         assertThat(rates.throttleMs("::1")).as("one address, two spellings").isPositive();
+    }
+
+    @Test
+    void theDelayIsAtMostOneQuotaWindow() {
+        // 0.2 connections/s (below the integers AlterClientQuotas accepts, to reach the bound) measured over 1 s: the first is
+        // 1/s, (1 - 0.2) / 0.2 x 1 s = 4 s over; Apache bounds it by one window.
+        quotas.set(List.of(ip("127.0.0.1", 0.2)));
+        assertThat(rates.throttleMs("127.0.0.1")).isEqualTo(1000);
     }
 
     @Test

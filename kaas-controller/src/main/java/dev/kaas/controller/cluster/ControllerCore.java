@@ -166,6 +166,11 @@ public final class ControllerCore {
                 settings.quotaWindowSizeSeconds());
     }
 
+    /** Stops what runs beside the loop (the mutation quotas' sensor expiry). */
+    public void close() {
+        mutationQuotas.close();
+    }
+
     public boolean isLeader() {
         return epoch >= 0;
     }
@@ -439,6 +444,7 @@ public final class ControllerCore {
             if (error == Errors.NONE && !quota.record(partitions)) {
                 // Apache's ReplicationControlManager.createTopic: after the topic's own checks, its partitions spend the quota.
                 error = Errors.THROTTLING_QUOTA_EXCEEDED;
+                message = error.message();
             }
             r.setErrorCode(error.code());
             if (message != null && error != Errors.NONE) {
@@ -504,7 +510,7 @@ public final class ControllerCore {
                 continue;
             }
             if (!quota.record(t.getCount() - spec.partitions())) {
-                reply.addResults(r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code()));
+                reply.addResults(r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code()).setErrorMessage(Errors.THROTTLING_QUOTA_EXCEEDED.message()));
                 continue;
             }
             clusterPartitions += t.getCount() - spec.partitions();
@@ -808,7 +814,7 @@ public final class ControllerCore {
                 Errors e = byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 r.setErrorCode(e.code()).setErrorMessage(e.message());
             } else if (!quota.record(found.partitions())) {
-                r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code());
+                r.setErrorCode(Errors.THROTTLING_QUOTA_EXCEEDED.code()).setErrorMessage(Errors.THROTTLING_QUOTA_EXCEEDED.message());
             } else {
                 next.remove(found);
                 r.setErrorCode(Errors.NONE.code());

@@ -127,6 +127,7 @@ public class ControllerRuntime {
             LOG.warnf("controller shutdown incomplete: %s", e.toString());
         }
         loop.shutdownNow();
+        core.close();
         if (sweeper != null) {
             sweeper.close();
         }

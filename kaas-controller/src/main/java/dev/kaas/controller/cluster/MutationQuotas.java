@@ -16,6 +16,7 @@ import org.apache.kafka.common.metrics.Quota;
 import org.apache.kafka.common.metrics.QuotaViolationException;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.TokenBucket;
+import org.apache.kafka.common.utils.Sanitizer;
 import org.apache.kafka.common.utils.Time;
 
 /**
@@ -33,9 +34,15 @@ import org.apache.kafka.common.utils.Time;
  */
 final class MutationQuotas {
     static final String KEY = "controller_mutation_rate";
-    /** A client quiet this long is forgotten; names are the client's own choice, so they are bounded too. */
-    static final long SENSOR_EXPIRY_SECONDS = 300;
+    /**
+     * A client quiet this long is forgotten, Apache's hour: a refused change records nothing, so a
+     * shorter one would hand a deeply spent bucket back full. Names are the client's own choice, so
+     * they are bounded in length and, past {@link #MAX_SENSORS}, new clients share one bucket per
+     * user and quota.
+     */
+    static final long SENSOR_EXPIRY_SECONDS = 3600;
     static final int MAX_NAME_CHARS = 256;
+    static final int MAX_SENSORS = 20_000;
 
     /** One request's quota (Apache's ControllerMutationQuota). */
     interface Recorder {
@@ -96,23 +103,34 @@ final class MutationQuotas {
     }
 
     private Sensor sensor(ClientQuota.Resolved r) {
-        String name = "ControllerMutation-" + bounded(r.user()) + ":" + bounded(r.clientId());
+        String user = bounded(r.user());
+        String client = bounded(r.clientId());
+        // Sanitized, as Apache's: a ':' in a user name must not make two clients' names one.
+        String name = "ControllerMutation-" + Sanitizer.sanitize(user) + ":" + Sanitizer.sanitize(client);
         MetricConfig config = new MetricConfig().timeWindow(windowSeconds, TimeUnit.SECONDS).samples(samples)
                 .quota(Quota.upperBound(r.limit()));
         Sensor sensor = metrics.getSensor(name);
+        if (sensor == null && metrics.metrics().size() >= MAX_SENSORS) {
+            client = "*overflow*" + r.limit();
+            name = "ControllerMutation-overflow-" + Sanitizer.sanitize(user) + ":" + r.limit();
+            sensor = metrics.getSensor(name);
+        }
+        var metricName = metrics.metricName("tokens", "ControllerMutation", "", Map.of("user", user, "client-id", client));
         if (sensor == null) {
             sensor = metrics.sensor(name, config, Math.max(SENSOR_EXPIRY_SECONDS, (long) samples * windowSeconds));
-            sensor.add(metrics.metricName("tokens", "ControllerMutation", "", Map.of("user", bounded(r.user()),
-                    "client-id", bounded(r.clientId()))), new TokenBucket());
+            sensor.add(metricName, new TokenBucket());
         } else {
-            var metric = metrics.metric(metrics.metricName("tokens", "ControllerMutation", "", Map.of("user", bounded(r.user()),
-                    "client-id", bounded(r.clientId()))));
+            var metric = metrics.metric(metricName);
             if (metric != null && metric.config().quota().bound() != r.limit()) {
                 // The quota changed (AlterClientQuotas): the bucket keeps its tokens, at the new rate.
                 metric.config(config);
             }
         }
         return sensor;
+    }
+
+    synchronized void close() {
+        metrics.close();
     }
 
     /** Apache's ControllerMutationQuotaManager.throttleTimeMs: the time the bucket needs to climb back to zero. */
