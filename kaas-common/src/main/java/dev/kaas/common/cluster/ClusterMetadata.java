@@ -22,6 +22,12 @@ public interface ClusterMetadata extends AutoCloseable {
 
     TopicCatalog topics();
 
+    /** Declared users; none unless the binding has a declarative store for them (Kubernetes). */
+    default UserCatalog users() {
+        return new UserCatalog() {
+        };
+    }
+
     ProducerIdStore producerIds();
 
     AssignmentStore assignments();

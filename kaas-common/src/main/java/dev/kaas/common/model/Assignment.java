@@ -20,6 +20,9 @@ import java.util.TreeMap;
  *                      name, one per mechanism
  * @param clientQuotas  the client quotas (AlterClientQuotas), one per entity, in entity order
  * @param acls          the ACLs (CreateAcls, DeleteAcls), each once, in {@link AclEntry} order
+ * @param declaredUsers the user name applied for each user declaration (Kubernetes: KafkaUser
+ *                      uid), published with what it granted: the ledger of what to remove when a
+ *                      declaration goes or names another user, whatever happened to its status
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
@@ -27,7 +30,8 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Map<String, String>> brokerConfigs,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ClientQuota> clientQuotas,
-                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<AclEntry> acls) {
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) List<AclEntry> acls,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> declaredUsers) {
     public static final int SLOTS = 50;
     /** The resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
@@ -59,12 +63,29 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
         clientQuotas = clientQuotas == null ? List.of() : clientQuotas.stream().filter(q -> !q.values().isEmpty())
                 .sorted(java.util.Comparator.comparing(q -> q.entity().toString())).toList();
         acls = acls == null ? List.of() : List.copyOf(new java.util.TreeSet<>(acls));
+        declaredUsers = declaredUsers == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(declaredUsers));
+    }
+
+    /** Without user declarations: standalone, and every test that has none. */
+    public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
+                      List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots,
+                      Map<String, Map<String, String>> brokerConfigs, Map<String, List<ScramUser>> scramUsers,
+                      List<ClientQuota> clientQuotas, List<AclEntry> acls) {
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers, clientQuotas, acls,
+                Map.of());
+    }
+
+    /** This assignment with other users, everything else as it is. */
+    public Assignment withUsers(Map<String, List<ScramUser>> nextScramUsers, List<ClientQuota> nextClientQuotas, List<AclEntry> nextAcls,
+                                Map<String, String> nextDeclaredUsers) {
+        return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, nextScramUsers,
+                nextClientQuotas, nextAcls, nextDeclaredUsers);
     }
 
     /** This assignment with other ACLs, everything else as it is. */
     public Assignment withAcls(List<AclEntry> next) {
         return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers,
-                clientQuotas, next);
+                clientQuotas, next, declaredUsers);
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,

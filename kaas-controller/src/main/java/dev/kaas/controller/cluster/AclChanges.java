@@ -152,7 +152,7 @@ final class AclChanges {
     }
 
     /** What the ACL adds to the assignment's JSON, at most: its strings' UTF-8 bytes, each escaped in full at worst. */
-    private static long text(AclEntry a) {
+    static long text(AclEntry a) {
         return worst(a.resourceName()) + worst(a.principal()) + worst(a.host()) + OVERHEAD;
     }
 

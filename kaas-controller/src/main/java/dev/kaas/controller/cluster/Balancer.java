@@ -113,7 +113,7 @@ public final class Balancer {
         List<SlotAssignment> groupSlots = slots(prev.groupSlots(), Balancer::groupSlotKey, ids, closing, budget);
         List<SlotAssignment> txnSlots = slots(prev.txnSlots(), Balancer::txnSlotKey, ids, closing, budget);
         return new Assignment(version, controllerEpoch, clusterId, brokers, out, groupSlots, txnSlots, prev.brokerConfigs(),
-                prev.scramUsers(), prev.clientQuotas(), prev.acls());
+                prev.scramUsers(), prev.clientQuotas(), prev.acls(), prev.declaredUsers());
     }
 
     private static List<SlotAssignment> slots(List<SlotAssignment> prev, java.util.function.IntFunction<String> key,

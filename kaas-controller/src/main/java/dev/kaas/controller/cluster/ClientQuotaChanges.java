@@ -79,7 +79,7 @@ final class ClientQuotaChanges {
     }
 
     /** Apache's validateEntity, configKeysForEntityType and validateQuotaKeyValue; applies the ops to {@code values} when valid. */
-    private static String problem(Map<String, String> entity, Map<String, Double> ops, Map<String, Double> values) {
+    static String problem(Map<String, String> entity, Map<String, Double> ops, Map<String, Double> values) {
         if (entity.isEmpty()) {
             return "Invalid empty client quota entity";
         }

@@ -3,6 +3,8 @@ package dev.kaas.controller.cluster;
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.LeaseRecord;
+import dev.kaas.common.cluster.UserDeclaration;
+import dev.kaas.common.cluster.UserVerdict;
 import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.fs.Json;
@@ -146,6 +148,13 @@ public final class ControllerCore {
     /** Broker ids that registered during this term: the start-up grace no longer speaks for them. */
     private final Set<Integer> heardFrom = new HashSet<>();
     private final Map<String, Relinquish> relinquishing = new HashMap<>();
+    /** Declared users into the assignment; keeps which passwords it checked, so passes stay cheap. */
+    private final UserReconciler users = new UserReconciler(() -> {
+        byte[] salt = new byte[32];
+        SALTS.nextBytes(salt);
+        return salt;
+    });
+    private static final java.security.SecureRandom SALTS = new java.security.SecureRandom();
     /** The last reconcile stopped at its time budget: another pass is due. */
     private boolean reconcileUnfinished;
     /** Topic ids this controller deleted from the catalog: the only directories the orphan sweep may remove. */
@@ -241,7 +250,7 @@ public final class ControllerCore {
         // Publish under the new epoch first: its assignment file marks the epoch as used on the
         // volume before anything slower (a reconcile of many resources) runs.
         publishIfChanged();
-        if (metadata.topics().declarative()) {
+        if (metadata.topics().declarative() || metadata.users().declarative()) {
             try {
                 reconcileDeclarations();
             } catch (IOException | RuntimeException e) {
@@ -250,7 +259,7 @@ public final class ControllerCore {
                 if (!isLeader()) {
                     throw e;
                 }
-                LOG.warnf("first reconcile of the topic declarations failed: %s", e.toString());
+                LOG.warnf("first reconcile of the declarations failed: %s", e.toString());
             }
         }
         publishIfChanged();
@@ -647,7 +656,7 @@ public final class ControllerCore {
                         p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas(), current.acls()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers()));
             // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -665,7 +674,7 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users(),
-                    current.clientQuotas(), current.acls()));
+                    current.clientQuotas(), current.acls(), current.declaredUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -682,7 +691,7 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(),
-                    outcome.quotas(), current.acls()));
+                    outcome.quotas(), current.acls(), current.declaredUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -758,7 +767,7 @@ public final class ControllerCore {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
             all.put(call.getResource(), next);
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas(), current.acls()));
+                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -835,11 +844,37 @@ public final class ControllerCore {
      */
     public void reconcileDeclarations() throws IOException {
         reconcileUnfinished = false;
-        if (!isLeader() || !metadata.topics().declarative()) {
+        if (!isLeader()) {
             return;
         }
-        requireWritable();
+        // One budget for the whole pass: thousands of resources are thousands of API calls on this
+        // loop, which also renews the lease; past it, the pass stops and the next one goes on.
         long deadline = clock.getAsLong() + settings.leaseDurationMs() / 3;
+        Exception topicsFailed = null;
+        if (metadata.topics().declarative()) {
+            try {
+                if (!reconcileTopics(deadline)) {
+                    return;
+                }
+            } catch (IOException | RuntimeException e) {
+                if (!isLeader()) {
+                    throw e;
+                }
+                // One bad KafkaTopic must not hold every user back: users go on, the failure is reported after.
+                topicsFailed = e;
+            }
+        }
+        reconcileUsers(deadline);
+        if (topicsFailed instanceof IOException io) {
+            throw io;
+        } else if (topicsFailed != null) {
+            throw (RuntimeException) topicsFailed;
+        }
+    }
+
+    /** The topic part of {@link #reconcileDeclarations}: false when it stopped at its time budget. */
+    private boolean reconcileTopics(long deadline) throws IOException {
+        requireWritable();
         var declared = metadata.topics().declarations();
         TopicReconciler.Result result = TopicReconciler.reconcile(catalog, declared, settings.maxPartitions(),
                 settings.numPartitions(), () -> Uuid.randomUuid().toString());
@@ -851,7 +886,7 @@ public final class ControllerCore {
                 reconcileUnfinished = true;
                 LOG.infof("topic declarations reconcile paused after %d ms to let the lease renew; continuing",
                         settings.leaseDurationMs() / 3);
-                return;
+                return false;
             }
             fenced(() -> {
                 metadata.topics().report(epoch, verdict);
@@ -861,6 +896,62 @@ public final class ControllerCore {
         if (!new HashSet<>(result.catalog()).equals(new HashSet<>(catalog))) {
             LOG.infof("topic declarations reconciled: %d topics -> %d", catalog.size(), result.catalog().size());
             storeCatalog(result.catalog());
+        }
+        return true;
+    }
+
+    /**
+     * Brings the users in the assignment in line with a declarative store (Kubernetes KafkaUser
+     * resources): see {@link UserReconciler}. A SCRAM user that names no password gets one first.
+     * What the declarations grant is published, with the ledger of which declaration applied which
+     * user, before any verdict is recorded: a resource shows Ready only for what brokers are sent,
+     * and a declaration that goes (or names another user) has its old user removed by a later pass
+     * whatever became of its status.
+     */
+    private void reconcileUsers(long deadline) throws IOException {
+        if (!metadata.users().declarative()) {
+            return;
+        }
+        requireWritable();
+        List<UserDeclaration> declared = new ArrayList<>();
+        for (UserDeclaration d : metadata.users().declarations()) {
+            boolean needsPassword = UserReconciler.SCRAM.equals(d.authentication()) && d.password() == null && d.passwordProblem() == null;
+            declared.add(needsPassword && clock.getAsLong() <= deadline ? fenced(() -> metadata.users().withNewPassword(epoch, d)) : d);
+        }
+        UserReconciler.Result result = users.reconcile(current.scramUsers(), current.clientQuotas(), current.acls(),
+                current.declaredUsers(), declared, () -> clock.getAsLong() > deadline);
+        if (!result.complete()) {
+            reconcileUnfinished = true;
+            LOG.infof("user declarations reconcile paused after %d ms to let the lease renew; continuing", settings.leaseDurationMs() / 3);
+        }
+        Assignment next = current.withUsers(result.scramUsers(), result.clientQuotas(), result.acls(), result.declaredUsers());
+        if (!samePlacement(next, current)) {
+            publishIfChanged(next);
+            // The verdicts below say what brokers are sent: a controller that stepped down meanwhile sent nothing.
+            requireLeader();
+            LOG.infof("user declarations reconciled: %d declared, assignment version %d", declared.size(), current.version());
+        }
+        IOException failed = null;
+        for (UserVerdict verdict : result.verdicts()) {
+            if (clock.getAsLong() > deadline) {
+                reconcileUnfinished = true;
+                break;
+            }
+            try {
+                fenced(() -> {
+                    metadata.users().report(epoch, verdict);
+                    return null;
+                });
+            } catch (IOException e) {
+                if (!isLeader()) {
+                    throw e;
+                }
+                // One status that could not be written (the resource changed meanwhile) does not hold the others.
+                failed = failed == null ? e : failed;
+            }
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 
@@ -1040,7 +1131,8 @@ public final class ControllerCore {
                 && a.brokerConfigs().equals(b.brokerConfigs())
                 && a.scramUsers().equals(b.scramUsers())
                 && a.clientQuotas().equals(b.clientQuotas())
-                && a.acls().equals(b.acls());
+                && a.acls().equals(b.acls())
+                && a.declaredUsers().equals(b.declaredUsers());
     }
 
     private void requireLeader() {

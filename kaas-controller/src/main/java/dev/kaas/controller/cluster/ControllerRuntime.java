@@ -76,10 +76,11 @@ public class ControllerRuntime {
         }
         loop.scheduleWithFixedDelay(this::renewLease, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
         loop.scheduleWithFixedDelay(() -> guarded("tick", core::tick), 500, 500, TimeUnit.MILLISECONDS);
-        if (metadata.topics().declarative()) {
+        if (metadata.topics().declarative() || metadata.users().declarative()) {
             // Watch events come in bursts (our own status writes are events too): one reconcile
             // queued at a time covers every event before it started.
             metadata.topics().watch(this::requestReconcile);
+            metadata.users().watch(this::requestReconcile);
             long resync = config.controller().kubernetes().resync().toMillis();
             loop.scheduleWithFixedDelay(this::requestReconcile, resync, resync, TimeUnit.MILLISECONDS);
         }

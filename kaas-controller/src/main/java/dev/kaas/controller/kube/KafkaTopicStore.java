@@ -327,7 +327,7 @@ final class KafkaTopicStore implements TopicCatalog {
         if (s == null || s.getConditions() == null) {
             return null;
         }
-        return s.getConditions().stream().filter(c -> READY.equals(c.getType())).findFirst().orElse(null);
+        return s.getConditions().stream().filter(c -> c != null && READY.equals(c.getType())).findFirst().orElse(null);
     }
 
     private static boolean sameStatus(KafkaTopicStatus a, KafkaTopicStatus b) {

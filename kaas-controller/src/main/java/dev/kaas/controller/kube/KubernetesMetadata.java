@@ -7,6 +7,7 @@ import dev.kaas.common.cluster.EpochAssignmentFiles;
 import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.ProducerIdStore;
 import dev.kaas.common.cluster.TopicCatalog;
+import dev.kaas.common.cluster.UserCatalog;
 import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Disk;
 import dev.kaas.common.fs.Json;
@@ -32,6 +33,8 @@ import org.apache.kafka.common.Uuid;
  * <pre>
  * Lease      kaas-controller            holder, renewTime, leaseTransitions = controller epoch
  * KafkaTopic &lt;one per topic&gt;          spec declared by users or by the Kafka API; status accepted by the controller
+ * KafkaUser  &lt;one per user&gt;           spec declared by users; status applied by the controller (what to remove: the assignment's ledger)
+ * Secret     &lt;user name&gt;              the SCRAM password the controller made for a KafkaUser that names none
  * ConfigMap  kaas-producer-ids          next-block-start, advanced by compare-and-set: never reused
  * volume     __cluster/cluster.id        created once (link, never replaced): brokers check they share the volume
  * volume     __cluster/assignments/&lt;epoch&gt;.json   the published assignment, one file per controller epoch
@@ -58,6 +61,7 @@ public final class KubernetesMetadata implements ClusterMetadata {
     private final Disk disk;
     private final KubernetesLease lease;
     private final KafkaTopicStore topics;
+    private final KafkaUserStore users;
     private final BoundedCalls calls = new BoundedCalls();
     private final long callTimeoutMs;
 
@@ -74,6 +78,7 @@ public final class KubernetesMetadata implements ClusterMetadata {
         this.lease = new KubernetesLease(client, namespace, leaseName, calls, callTimeoutMs,
                 () -> EpochAssignmentFiles.highestEpoch(clusterDir));
         this.topics = new KafkaTopicStore(client, namespace, this::checkEpoch, calls, callTimeoutMs);
+        this.users = new KafkaUserStore(client, namespace, this::checkEpoch, calls, callTimeoutMs);
     }
 
     @Override
@@ -104,6 +109,11 @@ public final class KubernetesMetadata implements ClusterMetadata {
     @Override
     public TopicCatalog topics() {
         return topics;
+    }
+
+    @Override
+    public UserCatalog users() {
+        return users;
     }
 
     @Override
@@ -197,6 +207,7 @@ public final class KubernetesMetadata implements ClusterMetadata {
     @Override
     public void close() {
         topics.close();
+        users.close();
         calls.close();
     }
 }

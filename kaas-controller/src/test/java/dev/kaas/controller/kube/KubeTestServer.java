@@ -11,17 +11,20 @@ import java.util.HashMap;
 
 /**
  * fabric8's Kubernetes API server double in CRUD mode (watches, resourceVersion conflicts,
- * status subresource) on loopback, with the generated KafkaTopic CRD applied as an operator would.
+ * status subresource) on loopback, with the generated KafkaTopic and KafkaUser CRDs applied as an operator would.
  */
 final class KubeTestServer implements AutoCloseable {
     static final String CRD = "/META-INF/fabric8/kafkatopics.kaas.dev-v1.yml";
+    static final String USER_CRD = "/META-INF/fabric8/kafkausers.kaas.dev-v1.yml";
     final KubernetesMockServer server;
 
     KubeTestServer() throws Exception {
         server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
         server.init(InetAddress.getLoopbackAddress(), 0);
-        try (KubernetesClient admin = client(); InputStream crd = KubeTestServer.class.getResourceAsStream(CRD)) {
+        try (KubernetesClient admin = client(); InputStream crd = KubeTestServer.class.getResourceAsStream(CRD);
+             InputStream users = KubeTestServer.class.getResourceAsStream(USER_CRD)) {
             admin.apiextensions().v1().customResourceDefinitions().load(crd).create();
+            admin.apiextensions().v1().customResourceDefinitions().load(users).create();
         }
     }
 

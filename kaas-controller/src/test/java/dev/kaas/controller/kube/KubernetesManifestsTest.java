@@ -27,9 +27,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * Every manifest in {@code k8s/} renders with {@code kubectl kustomize}, parses into fabric8's
@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Test;
 class KubernetesManifestsTest {
     static final Path K8S = Path.of("..", "k8s").toAbsolutePath().normalize();
     static final String CRD = "kafkatopics.kaas.dev-v1.yml";
+    static final String USER_CRD = "kafkausers.kaas.dev-v1.yml";
 
     static List<HasMetadata> render(String dir) throws Exception {
         Process probe;
@@ -125,14 +126,16 @@ class KubernetesManifestsTest {
                 .allSatisfy(o -> assertThat(o.getMetadata().getNamespace()).as(o.getKind()).isEqualTo("kaas"));
     }
 
-    @Test
-    void theCrdInK8sIsTheOneGeneratedFromTheModel() throws Exception {
-        Path generated = Path.of("target/classes/META-INF/fabric8").resolve(CRD);
-        Path committed = K8S.resolve("base/crd").resolve(CRD);
+    @ParameterizedTest
+    @ValueSource(strings = {CRD, USER_CRD})
+    void theCrdsInK8sAreTheOnesGeneratedFromTheModel(String crd) throws Exception {
+        Path generated = Path.of("target/classes/META-INF/fabric8").resolve(crd);
+        Path committed = K8S.resolve("base/crd").resolve(crd);
 
         assertThat(generated).as("the build generates the CRD (crd-generator-maven-plugin)").exists();
+        assertThat(committed).as("k8s/base/crd/ holds it").exists();
         if (!Files.readString(committed).equals(Files.readString(generated))) {
-            fail("k8s/base/crd/" + CRD + " drifted from the model (KafkaTopic*.java); refresh it with\n  cp kaas-controller/"
+            fail("k8s/base/crd/" + crd + " drifted from the model (KafkaTopic*.java, KafkaUser*.java); refresh it with\n  cp kaas-controller/"
                     + generated + " k8s/base/crd/");
         }
     }
