@@ -56,8 +56,11 @@ class KubernetesIT {
         apiPort = KaasCluster.freePort();
         apiServer = newApiServer();
         kubectl = apiServer.createClient();
-        try (InputStream crd = Files.newInputStream(KaasCluster.ROOT.resolve("k8s/base/crd/kafkatopics.kaas.dev-v1.yml"))) {
-            kubectl.apiextensions().v1().customResourceDefinitions().load(crd).create();
+        // Both CRDs, as the manifests install them: the controller reconciles users too.
+        for (String crd : List.of("kafkatopics.kaas.dev-v1.yml", "kafkausers.kaas.dev-v1.yml")) {
+            try (InputStream in = Files.newInputStream(KaasCluster.ROOT.resolve("k8s/base/crd").resolve(crd))) {
+                kubectl.apiextensions().v1().customResourceDefinitions().load(in).create();
+            }
         }
     }
 

@@ -16,22 +16,25 @@ public interface UserCatalog {
     }
 
     /**
-     * Every declaration, valid or not, with SCRAM passwords resolved from where they are kept; all
-     * of them or an exception, never part: a declaration missing from the list is taken as gone,
-     * and what was applied for it is removed.
+     * Every declaration, valid or not, all of them or an exception, never part: a declaration
+     * missing from the list is taken as gone, and what was applied for it is removed. SCRAM
+     * passwords are not read here ({@link #withPassword} reads them, one declaration at a time, so
+     * a pass spends only the calls it has time for).
      */
     default List<UserDeclaration> declarations() throws IOException {
         return List.of();
     }
 
     /**
-     * Makes a password for a SCRAM declaration that names none and keeps it where its user reads
-     * it (Kubernetes: a Secret named after the user, as Strimzi's User Operator makes). Returns
-     * the declaration with it.
+     * The declaration with its SCRAM password, read from where it is kept; one that names none
+     * gets a new one, kept where its user reads it (Kubernetes: a Secret named after the user, as
+     * Strimzi's User Operator makes). What keeps a password from being read or made (a missing
+     * Secret, a refused create, a failed call) comes back as the declaration's
+     * {@code passwordProblem}, not as an exception: one user's Secret never holds the others back.
      *
      * @throws LeaseFencedException if another controller took the lease since
      */
-    default UserDeclaration withNewPassword(long leaseEpoch, UserDeclaration declaration) throws IOException {
+    default UserDeclaration withPassword(long leaseEpoch, UserDeclaration declaration) throws IOException {
         throw new UnsupportedOperationException("no declared users here");
     }
 

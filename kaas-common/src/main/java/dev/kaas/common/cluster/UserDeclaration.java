@@ -14,14 +14,15 @@ import java.util.TreeMap;
  * @param generation      the declaration's revision (Kubernetes: {@code metadata.generation})
  * @param authentication  {@code scram-sha-512}, {@code tls}, {@code tls-external}, null for none, or
  *                        what else the user wrote ("" for an authentication without a type)
- * @param password        the SCRAM password, resolved by the store from its Secret; null when there
- *                        is none yet or it could not be read ({@code passwordProblem} says why)
+ * @param password        the SCRAM password, once the store read it ({@code UserCatalog.withPassword});
+ *                        null before, or when it could not be read ({@code passwordProblem} says why)
  * @param passwordProblem why the password could not be read, null when it could (or is not needed)
  * @param authorization   {@code simple}, another type (refused), or null: no ACLs for the user
  * @param acls            the declared ACL rules, unchecked
  * @param quotas          the declared quotas by Apache's key ({@code producer_byte_rate}, ...), unchecked
  */
-public record UserDeclaration(String ref, String name, long generation, String authentication, String password, String passwordProblem, String authorization,
+public record UserDeclaration(String ref, String name, long generation, String authentication, String password, String passwordProblem,
+                              String authorization,
                               List<Rule> acls, Map<String, Double> quotas) {
     public UserDeclaration {
         acls = acls == null ? List.of() : List.copyOf(acls);

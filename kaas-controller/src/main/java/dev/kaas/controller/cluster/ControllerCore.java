@@ -864,7 +864,14 @@ public final class ControllerCore {
                 topicsFailed = e;
             }
         }
-        reconcileUsers(deadline);
+        try {
+            reconcileUsers(deadline);
+        } catch (IOException | RuntimeException e) {
+            if (topicsFailed != null) {
+                e.addSuppressed(topicsFailed);
+            }
+            throw e;
+        }
         if (topicsFailed instanceof IOException io) {
             throw io;
         } else if (topicsFailed != null) {
@@ -902,7 +909,8 @@ public final class ControllerCore {
 
     /**
      * Brings the users in the assignment in line with a declarative store (Kubernetes KafkaUser
-     * resources): see {@link UserReconciler}. A SCRAM user that names no password gets one first.
+     * resources): see {@link UserReconciler}. A SCRAM user's password is read as it is judged (one
+     * that names none gets one).
      * What the declarations grant is published, with the ledger of which declaration applied which
      * user, before any verdict is recorded: a resource shows Ready only for what brokers are sent,
      * and a declaration that goes (or names another user) has its old user removed by a later pass
@@ -913,13 +921,12 @@ public final class ControllerCore {
             return;
         }
         requireWritable();
-        List<UserDeclaration> declared = new ArrayList<>();
-        for (UserDeclaration d : metadata.users().declarations()) {
-            boolean needsPassword = UserReconciler.SCRAM.equals(d.authentication()) && d.password() == null && d.passwordProblem() == null;
-            declared.add(needsPassword && clock.getAsLong() <= deadline ? fenced(() -> metadata.users().withNewPassword(epoch, d)) : d);
-        }
+        List<UserDeclaration> declared = metadata.users().declarations();
+        // Passwords are read (or made) one declaration at a time as it is judged, within the budget.
         UserReconciler.Result result = users.reconcile(current.scramUsers(), current.clientQuotas(), current.acls(),
-                current.declaredUsers(), declared, () -> clock.getAsLong() > deadline);
+                current.declaredUsers(), declared, d -> UserReconciler.SCRAM.equals(d.authentication())
+                        ? fenced(() -> metadata.users().withPassword(epoch, d)) : d,
+                () -> clock.getAsLong() > deadline);
         if (!result.complete()) {
             reconcileUnfinished = true;
             LOG.infof("user declarations reconcile paused after %d ms to let the lease renew; continuing", settings.leaseDurationMs() / 3);

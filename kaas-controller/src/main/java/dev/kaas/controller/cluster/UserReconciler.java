@@ -5,6 +5,7 @@ import dev.kaas.common.cluster.UserVerdict;
 import dev.kaas.common.model.AclEntry;
 import dev.kaas.common.model.ClientQuota;
 import dev.kaas.common.model.ScramUser;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -71,6 +72,11 @@ final class UserReconciler {
                   Map<String, String> declaredUsers, List<UserVerdict> verdicts, boolean complete) {
     }
 
+    /**
+     * Where the last pass stopped at its budget: the next one starts after it (and wraps around),
+     * so every declaration is judged in turn however many a pass has time for.
+     */
+    private String resumeAfter;
     /** Fingerprints of password and credential pairs already checked: a pass does not redo 4096 rounds per user. */
     private final Map<String, String> verified = new HashMap<>();
     private final Supplier<byte[]> salts;
@@ -79,13 +85,21 @@ final class UserReconciler {
         this.salts = salts;
     }
 
+    /** Completes a declaration just before it is judged: the controller reads its SCRAM password here. */
+    @FunctionalInterface
+    interface Preparer {
+        UserDeclaration prepare(UserDeclaration declaration) throws IOException;
+    }
+
     /**
      * One pass. {@code declarations} must be all of them: a ref in the ledger without one is gone,
-     * and its user is removed. Declarations are judged in ref order until {@code overBudget} says
-     * stop; the rest keep what was applied for them and get no verdict this pass.
+     * and its user is removed. Declarations are prepared and judged in ref order until
+     * {@code overBudget} says stop (never before the first, so every pass gets somewhere); the
+     * rest keep what was applied for them and get no verdict this pass.
      */
     Result reconcile(Map<String, List<ScramUser>> scramUsers, List<ClientQuota> clientQuotas, List<AclEntry> acls,
-                     Map<String, String> declaredUsers, List<UserDeclaration> declarations, BooleanSupplier overBudget) {
+                     Map<String, String> declaredUsers, List<UserDeclaration> declarations, Preparer preparer,
+                     BooleanSupplier overBudget) throws IOException {
         Map<String, List<ScramUser>> users = new TreeMap<>(scramUsers);
         Map<Map<String, String>, ClientQuota> quotas = new LinkedHashMap<>();
         clientQuotas.forEach(q -> quotas.put(q.entity(), q));
@@ -108,12 +122,18 @@ final class UserReconciler {
         List<UserVerdict> verdicts = new ArrayList<>();
         List<UserDeclaration> ordered = new ArrayList<>(declarations);
         ordered.sort(Comparator.comparing(UserDeclaration::ref));
+        if (resumeAfter != null) {
+            String after = resumeAfter;
+            int from = (int) ordered.stream().filter(d -> d.ref().compareTo(after) <= 0).count();
+            java.util.Collections.rotate(ordered, -from);
+        }
         boolean complete = true;
-        for (UserDeclaration d : ordered) {
-            if (overBudget.getAsBoolean()) {
+        for (UserDeclaration listedOne : ordered) {
+            if (!verdicts.isEmpty() && overBudget.getAsBoolean()) {
                 complete = false;
                 break;
             }
+            UserDeclaration d = preparer.prepare(listedOne);
             String applied = ledger.get(d.ref());
             String problem = authenticationProblem(d);
             String reason = problem == null ? null : TLS.equals(d.authentication()) ? "UnsupportedAuthentication" : "InvalidAuthentication";
@@ -170,6 +190,7 @@ final class UserReconciler {
             ledger.put(d.ref(), username);
             verdicts.add(new UserVerdict(d, username, null, null));
         }
+        resumeAfter = complete || verdicts.isEmpty() ? null : verdicts.get(verdicts.size() - 1).declaration().ref();
         List<AclEntry> allAcls = new ArrayList<>();
         byPrincipal.values().forEach(allAcls::addAll);
         // In the assignment's own order, so an unchanged set compares equal to what is published.

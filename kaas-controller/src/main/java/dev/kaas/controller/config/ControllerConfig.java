@@ -119,7 +119,7 @@ public interface ControllerConfig {
         @WithDefault("2s")
         Duration callTimeout();
 
-        /** A full reconcile of every KafkaTopic this often, besides the one each watch event triggers. */
+        /** A full reconcile of every KafkaTopic and KafkaUser this often, besides the one each watch event triggers. */
         @WithDefault("30s")
         Duration resync();
     }

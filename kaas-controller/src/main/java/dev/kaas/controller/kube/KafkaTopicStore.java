@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
 import java.net.HttpURLConnection;
@@ -374,28 +373,7 @@ final class KafkaTopicStore implements TopicCatalog {
         if (informer != null) {
             return;
         }
-        // Not inform(): it waits for the first list, and the controller must start (and stand by)
-        // while the API server is away. The informer retries every failure; the periodic resync
-        // reconciles anyway if it never gets going.
-        informer = client.resources(KafkaTopic.class).inNamespace(namespace).runnableInformer(0);
-        informer.exceptionHandler((started, t) -> true);
-        informer.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(KafkaTopic obj) {
-                listener.run();
-            }
-
-            @Override
-            public void onUpdate(KafkaTopic oldObj, KafkaTopic newObj) {
-                listener.run();
-            }
-
-            @Override
-            public void onDelete(KafkaTopic obj, boolean deletedFinalStateUnknown) {
-                listener.run();
-            }
-        });
-        informer.start();
+        informer = Watches.start(() -> client.resources(KafkaTopic.class).inNamespace(namespace).runnableInformer(0), listener);
     }
 
     synchronized void close() {

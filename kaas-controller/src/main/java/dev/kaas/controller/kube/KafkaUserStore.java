@@ -1,5 +1,6 @@
 package dev.kaas.controller.kube;
 
+import dev.kaas.common.cluster.LeaseFencedException;
 import dev.kaas.common.cluster.UserCatalog;
 import dev.kaas.common.cluster.UserDeclaration;
 import dev.kaas.common.cluster.UserVerdict;
@@ -12,7 +13,6 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.SecretKeySelector;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
 import java.net.HttpURLConnection;
@@ -58,9 +58,11 @@ final class KafkaUserStore implements UserCatalog {
     private final BoundedCalls calls;
     private final long timeoutMs;
     private final SecureRandom random = new SecureRandom();
-    /** Resources as last listed by {@link #declarations()}, by uid: what {@link #withNewPassword} and {@link #report} write to. */
+    /** Resources as last listed by {@link #declarations()}, by uid: what {@link #withPassword} and {@link #report} write to. */
     private final Map<String, KafkaUser> listed = new ConcurrentHashMap<>();
     private SharedIndexInformer<KafkaUser> informer;
+    /** The namespace's Secrets, watched: a pass reads passwords from here, not with a call per user. */
+    private volatile SharedIndexInformer<Secret> secrets;
 
     KafkaUserStore(KubernetesClient client, String namespace, KafkaTopicStore.Fence fence, BoundedCalls calls, long timeoutMs) {
         this.client = client;
@@ -97,19 +99,11 @@ final class KafkaUserStore implements UserCatalog {
         return out;
     }
 
-    private UserDeclaration declaration(KafkaUser u) throws IOException {
+    private static UserDeclaration declaration(KafkaUser u) {
         KafkaUserSpec spec = u.getSpec() == null ? new KafkaUserSpec() : u.getSpec();
         String name = u.getMetadata().getName();
         // An authentication without a type is refused, not read as none (which would drop the credential).
         String authentication = spec.getAuthentication() == null ? null : Objects.requireNonNullElse(spec.getAuthentication().getType(), "");
-        String password = null;
-        String problem = null;
-        if ("scram-sha-512".equals(authentication)) {
-            SecretKeySelector ref = secretRef(spec);
-            String[] read = ref != null ? read(ref.getName(), ref.getKey(), null, name) : read(name, PASSWORD_KEY, u.getMetadata().getUid(), name);
-            password = read[0];
-            problem = read[1];
-        }
         List<UserDeclaration.Rule> rules = new ArrayList<>();
         String authorization = null;
         if (spec.getAuthorization() != null) {
@@ -138,7 +132,7 @@ final class KafkaUserStore implements UserCatalog {
             putIfSet(quotas, "controller_mutation_rate", q.getControllerMutationRate());
         }
         Long generation = u.getMetadata().getGeneration();
-        return new UserDeclaration(u.getMetadata().getUid(), name, generation == null ? 0 : generation, authentication, password, problem,
+        return new UserDeclaration(u.getMetadata().getUid(), name, generation == null ? 0 : generation, authentication, null, null,
                 authorization, rules, quotas);
     }
 
@@ -163,19 +157,24 @@ final class KafkaUserStore implements UserCatalog {
         if (secretName == null || secretName.isEmpty() || key == null || key.isEmpty()) {
             return new String[] {null, "spec.authentication.password.valueFrom.secretKeyRef needs a name and a key."};
         }
-        Secret secret;
-        try {
-            secret = calls.within(timeoutMs, "reading Secret " + secretName,
-                    () -> client.secrets().inNamespace(namespace).withName(secretName).get());
-        } catch (KubernetesClientException e) {
-            throw new IOException("reading Secret " + secretName + ": " + e.getMessage(), e);
+        SharedIndexInformer<Secret> cache = secrets;
+        Secret secret = cache != null && cache.hasSynced() ? cache.getStore().getByKey(namespace + "/" + secretName) : null;
+        if (secret == null) {
+            // Not watched yet, or not there (or just made, and the watch has not brought it yet): ask.
+            try {
+                secret = calls.within(timeoutMs, "reading Secret " + secretName,
+                        () -> client.secrets().inNamespace(namespace).withName(secretName).get());
+            } catch (KubernetesClientException e) {
+                throw new IOException("reading Secret " + secretName + ": " + e.getMessage(), e);
+            }
         }
         if (secret == null) {
             return ownerUid != null ? new String[] {null, null} : new String[] {null, "Secret " + secretName + " not found."};
         }
         if (ownerUid != null && !ownedBy(secret, ownerUid)) {
             return new String[] {null, "Secret " + secretName + " exists and was not made by kaas for this KafkaUser: name the password "
-                    + "with spec.authentication.password.valueFrom.secretKeyRef, or remove that Secret."};
+                    + "with spec.authentication.password.valueFrom.secretKeyRef, or remove that Secret (one made for an earlier "
+                    + "KafkaUser of this name goes when Kubernetes collects it)."};
         }
         String encoded = secret.getData() == null ? null : secret.getData().get(key);
         if (encoded == null) {
@@ -194,13 +193,26 @@ final class KafkaUserStore implements UserCatalog {
     }
 
     @Override
-    public UserDeclaration withNewPassword(long leaseEpoch, UserDeclaration d) throws IOException {
+    public UserDeclaration withPassword(long leaseEpoch, UserDeclaration d) throws IOException {
         KafkaUser resource = listed.get(d.ref());
-        if (resource == null) {
-            throw new IOException("KafkaUser " + d.name() + " was not listed");
+        if (resource == null || resource.getSpec() == null || resource.getSpec().getAuthentication() == null) {
+            return d;
         }
-        return new UserDeclaration(d.ref(), d.name(), d.generation(), d.authentication(), generate(leaseEpoch, resource), null,
-                d.authorization(), d.acls(), d.quotas());
+        String[] read;
+        try {
+            SecretKeySelector ref = secretRef(resource.getSpec());
+            read = ref != null ? read(ref.getName(), ref.getKey(), null, d.name()) : read(d.name(), PASSWORD_KEY, d.ref(), d.name());
+            if (read[0] == null && read[1] == null) {
+                read = new String[] {generate(leaseEpoch, resource), null};
+            }
+        } catch (LeaseFencedException e) {
+            throw e;
+        } catch (IOException | KubernetesClientException e) {
+            // One user's Secret (a quota on Secrets, an admission policy, a timeout) holds back that user only.
+            read = new String[] {null, e.getMessage()};
+        }
+        return new UserDeclaration(d.ref(), d.name(), d.generation(), d.authentication(), read[0], read[1], d.authorization(), d.acls(),
+                d.quotas());
     }
 
     /** A new password in a Secret named after the user, owned by its resource. */
@@ -233,7 +245,7 @@ final class KafkaUserStore implements UserCatalog {
                 if (read[0] != null) {
                     return read[0];
                 }
-                throw new IOException("Secret " + name + ": " + read[1]);
+                throw new IOException(read[1] != null ? read[1] : "Secret " + name + " was made and removed meanwhile");
             }
             throw new IOException("creating Secret " + name + ": " + e.getMessage(), e);
         }
@@ -321,32 +333,25 @@ final class KafkaUserStore implements UserCatalog {
         if (informer != null) {
             return;
         }
-        // As KafkaTopicStore's: not inform(), which waits for the first list.
-        informer = client.resources(KafkaUser.class).inNamespace(namespace).runnableInformer(0);
-        informer.exceptionHandler((started, t) -> true);
-        informer.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(KafkaUser obj) {
-                listener.run();
-            }
+        informer = Watches.start(() -> client.resources(KafkaUser.class).inNamespace(namespace).runnableInformer(0), listener);
+        // Secrets change passwords but trigger no pass (the resync reads them); the watch only saves calls.
+        secrets = Watches.start(() -> client.secrets().inNamespace(namespace).runnableInformer(0), null);
+    }
 
-            @Override
-            public void onUpdate(KafkaUser oldObj, KafkaUser newObj) {
-                listener.run();
-            }
-
-            @Override
-            public void onDelete(KafkaUser obj, boolean deletedFinalStateUnknown) {
-                listener.run();
-            }
-        });
-        informer.start();
+    /** Whether passwords are read from the watched Secrets (else with a call each). */
+    boolean secretsWatched() {
+        SharedIndexInformer<Secret> cache = secrets;
+        return cache != null && cache.hasSynced();
     }
 
     synchronized void close() {
         if (informer != null) {
             informer.close();
             informer = null;
+        }
+        if (secrets != null) {
+            secrets.close();
+            secrets = null;
         }
     }
 }

@@ -31,8 +31,8 @@ class UserReconcilerTest {
     }
 
     private UserReconciler.Result reconcile(Map<String, List<ScramUser>> users, List<ClientQuota> quotas, List<AclEntry> acls,
-                                            List<UserDeclaration> declarations) {
-        return reconciler.reconcile(users, quotas, acls, Map.of(), declarations, () -> false);
+                                            List<UserDeclaration> declarations) throws Exception {
+        return reconciler.reconcile(users, quotas, acls, Map.of(), declarations, d -> d, () -> false);
     }
 
     private static UserDeclaration.Rule rule(String type, String name, String... operations) {
@@ -44,7 +44,7 @@ class UserReconcilerTest {
     }
 
     @Test
-    void aChangedPasswordGetsANewCredentialAndAnUnchangedOneKeepsItsOwn() {
+    void aChangedPasswordGetsANewCredentialAndAnUnchangedOneKeepsItsOwn() throws Exception {
         var first = reconcile(Map.of(), List.of(), List.of(), List.of(scram("alice", "one", List.of())));
         ScramUser minted = first.scramUsers().get("alice").get(0);
 
@@ -54,7 +54,7 @@ class UserReconcilerTest {
 
         // A fresh reconciler (a new controller) checks the credential itself and keeps it too.
         var restarted = new UserReconciler(() -> new byte[32]).reconcile(first.scramUsers(), List.of(), List.of(), Map.of(),
-                List.of(scram("alice", "one", List.of())), () -> false);
+                List.of(scram("alice", "one", List.of())), d -> d, () -> false);
         assertThat(restarted.scramUsers().get("alice")).containsExactly(minted);
 
         var changed = reconcile(first.scramUsers(), List.of(), List.of(), List.of(scram("alice", "two", List.of())));
@@ -65,7 +65,7 @@ class UserReconcilerTest {
     }
 
     @Test
-    void aDeclaredUserOwnsItsPrincipalsAclsItsUserQuotaAndItsCredentialsOnly() {
+    void aDeclaredUserOwnsItsPrincipalsAclsItsUserQuotaAndItsCredentialsOnly() throws Exception {
         List<AclEntry> acls = List.of(acl("User:alice", "old"), acl("User:bob", "kept"), acl("User:alice2", "kept"));
         List<ClientQuota> quotas = List.of(new ClientQuota(Map.of("user", "alice"), Map.of("consumer_byte_rate", 5.0)),
                 new ClientQuota(Map.of("user", "alice", "client-id", "app"), Map.of("consumer_byte_rate", 7.0)));
@@ -87,7 +87,7 @@ class UserReconcilerTest {
     }
 
     @Test
-    void refusedDeclarationsChangeNothingAndSayWhy() {
+    void refusedDeclarationsChangeNothingAndSayWhy() throws Exception {
         List<AclEntry> acls = List.of(acl("User:x", "before"));
         Map<String, List<ScramUser>> users = Map.of("x", List.of(new ScramUser("SCRAM-SHA-512", "c2FsdA==", "a2V5", "a2V5", 4096)));
         List<ClientQuota> quotas = List.of(new ClientQuota(Map.of("user", "x"), Map.of("producer_byte_rate", 5.0)));
@@ -103,12 +103,14 @@ class UserReconcilerTest {
                 new UserDeclaration("1", "x", 2, null, null, null, "simple",
                         List.of(new UserDeclaration.Rule("group", "g", "match", List.of("Read"), null, null)), Map.of()),
                 new UserDeclaration("1", "x", 2, null, null, null, "simple",
-                        List.of(new UserDeclaration.Rule(null, null, null, java.util.Arrays.asList("Read", null), null, null)), Map.of()),
+                        List.of(new UserDeclaration.Rule(null, null, null, List.of("Read"), null, null)), Map.of()),
+                new UserDeclaration("1", "x", 2, null, null, null, "simple",
+                        List.of(new UserDeclaration.Rule("topic", "t", null, java.util.Arrays.asList("Read", null), null, null)), Map.of()),
                 new UserDeclaration("1", "x", 2, null, null, null, null, List.of(), Map.of("request_percentage", 0.0)),
                 new UserDeclaration("1", "x", 2, "scram-sha-512", "", null, null, List.of(), Map.of()));
         List<String> reasons = new ArrayList<>();
         for (UserDeclaration d : refused) {
-            var r = reconciler.reconcile(users, quotas, acls, Map.of("1", "x"), List.of(d), () -> false);
+            var r = reconciler.reconcile(users, quotas, acls, Map.of("1", "x"), List.of(d), same -> same, () -> false);
             assertThat(r.acls()).as(d.toString()).containsExactlyElementsOf(acls);
             assertThat(r.scramUsers()).as(d.toString()).isEqualTo(users);
             assertThat(r.clientQuotas()).as(d.toString()).isEqualTo(quotas);
@@ -129,6 +131,8 @@ class UserReconcilerTest {
                 "InvalidAcl: acls[0]: no operations.",
                 "InvalidAcl: acls[0]: pattern type match is not literal or prefix.",
                 "InvalidAcl: acls[0]: resource type null is not one of topic, group, cluster, transactionalId.",
+                "InvalidAcl: acls[0]: operation null is not one of Read, Write, Create, Delete, Alter, Describe, ClusterAction, "
+                        + "AlterConfigs, DescribeConfigs, IdempotentWrite, All.",
                 "InvalidQuota: Quota requestPercentage must be greater than 0.",
                 "InvalidPassword: The password must not be empty.");
     }
@@ -138,7 +142,7 @@ class UserReconcilerTest {
      * names another user now, loses its old user even if no status was ever written for it.
      */
     @Test
-    void theLedgerRemovesTheUsersOfDeclarationsThatWentOrRenamedTheirUser() {
+    void theLedgerRemovesTheUsersOfDeclarationsThatWentOrRenamedTheirUser() throws Exception {
         Map<String, List<ScramUser>> users = Map.of("foo", List.of(new ScramUser("SCRAM-SHA-512", "c2FsdA==", "a2V5", "a2V5", 4096)),
                 "gone", List.of(new ScramUser("SCRAM-SHA-512", "c2FsdA==", "a2V5", "a2V5", 4096)),
                 "api-user", List.of(new ScramUser("SCRAM-SHA-256", "c2FsdA==", "a2V5", "a2V5", 4096)));
@@ -148,7 +152,7 @@ class UserReconcilerTest {
         UserDeclaration nowTls = new UserDeclaration("u-foo", "foo", 2, "tls-external", null, null, "simple",
                 List.of(rule("topic", "t", "Read")), Map.of());
 
-        var r = reconciler.reconcile(users, quotas, acls, Map.of("u-foo", "foo", "u-gone", "gone"), List.of(nowTls), () -> false);
+        var r = reconciler.reconcile(users, quotas, acls, Map.of("u-foo", "foo", "u-gone", "gone"), List.of(nowTls), d -> d, () -> false);
 
         assertThat(r.scramUsers()).containsOnlyKeys("api-user");
         assertThat(r.acls()).containsExactlyInAnyOrder(acl("User:CN=foo", "t"), acl("User:api-user", "t"));
@@ -157,22 +161,37 @@ class UserReconcilerTest {
     }
 
     @Test
-    void aPassPastItsBudgetLeavesTheRestAsTheyAreWithoutAVerdict() {
-        AtomicInteger judged = new AtomicInteger();
+    void aPassPastItsBudgetJudgesOneAndLeavesTheRestAsTheyAreWithoutAVerdict() throws Exception {
+        List<String> prepared = new ArrayList<>();
         List<UserDeclaration> three = List.of(scram("a", "pw", List.of()), scram("b", "pw", List.of()), scram("c", "pw", List.of()));
 
-        var r = reconciler.reconcile(Map.of(), List.of(), List.of(acl("User:c", "kept")), Map.of("uid-c", "c"), three,
-                () -> judged.getAndIncrement() >= 1);
+        var r = reconciler.reconcile(Map.of(), List.of(), List.of(acl("User:c", "kept")), Map.of("uid-c", "c"), three, d -> {
+            prepared.add(d.name());
+            return d;
+        }, () -> true);
 
         assertThat(r.complete()).isFalse();
+        assertThat(prepared).as("only what is judged is prepared (its Secret read)").containsExactly("a");
         assertThat(r.verdicts()).extracting(v -> v.declaration().name()).containsExactly("a");
         assertThat(r.scramUsers()).containsOnlyKeys("a");
         assertThat(r.acls()).as("c is listed, so not gone: kept until it is judged").containsExactly(acl("User:c", "kept"));
         assertThat(r.declaredUsers()).isEqualTo(Map.of("uid-a", "a", "uid-c", "c"));
     }
 
+    /** Passes that each have time for one declaration judge every one in turn, not the first again and again. */
     @Test
-    void allAclsTogetherStayWithinTheBoundCreateAclsKeeps() {
+    void passesPastTheirBudgetResumeWhereTheLastStopped() throws Exception {
+        List<UserDeclaration> three = List.of(scram("a", "pw", List.of()), scram("b", "pw", List.of()), scram("c", "pw", List.of()));
+        List<String> judged = new ArrayList<>();
+        for (int pass = 0; pass < 4; pass++) {
+            var r = reconciler.reconcile(Map.of(), List.of(), List.of(), Map.of(), three, d -> d, () -> true);
+            judged.add(r.verdicts().get(0).declaration().name());
+        }
+        assertThat(judged).containsExactly("a", "b", "c", "a");
+    }
+
+    @Test
+    void allAclsTogetherStayWithinTheBoundCreateAclsKeeps() throws Exception {
         List<AclEntry> big = new ArrayList<>();
         String longName = "t".repeat(10_000);
         for (int i = 0; big.stream().mapToLong(AclChanges::text).sum() < AclChanges.MAX_TEXT - 5_000; i++) {
@@ -188,7 +207,7 @@ class UserReconcilerTest {
     }
 
     @Test
-    void oneDeclarationAddsAtMostAThousandDistinctAcls() {
+    void oneDeclarationAddsAtMostAThousandDistinctAcls() throws Exception {
         List<UserDeclaration.Rule> same = java.util.Collections.nCopies(5000, rule("topic", "t", "Read"));
         var ok = reconcile(Map.of(), List.of(), List.of(), List.of(
                 new UserDeclaration("1", "x", 1, null, null, null, "simple", same, Map.of())));
