@@ -1,6 +1,7 @@
 package dev.kaas.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +17,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.FindCoordinatorResponse;
@@ -97,6 +97,11 @@ class TransactionsAcrossBrokersIT {
         }
     }
 
+    /**
+     * Kill -9 of the broker holding the transaction's coordinator slot, once before EndTxn and once
+     * right after it: the slot's next owner aborts the first on its timeout and finishes the
+     * second's markers, so read_committed consumers see each transaction whole or not at all.
+     */
     @Test
     void killingTheCoordinatorMidTransactionNeverExposesPartOfIt() throws Exception {
         try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 3, 1, Map.of(), Map.of());

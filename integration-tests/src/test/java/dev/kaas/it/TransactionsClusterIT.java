@@ -190,10 +190,4 @@ class TransactionsClusterIT {
             }
         }
     }
-
-    /**
-     * Kill -9 of the broker holding the transaction's coordinator slot, once before EndTxn and once
-     * right after it: the slot's next owner aborts the first on its timeout and finishes the
-     * second's markers, so read_committed consumers see each transaction whole or not at all.
-     */
 }

@@ -922,11 +922,14 @@ public final class ControllerCore {
         }
         requireWritable();
         List<UserDeclaration> declared = metadata.users().declarations();
-        // Passwords are read (or made) one declaration at a time as it is judged, within the budget.
+        // Passwords are read (or made) one declaration at a time as it is judged. Judging gets half
+        // of what is left of the budget, so the statuses of what it judged can be written too.
+        long now = clock.getAsLong();
+        long judgeUntil = now + Math.max(0, deadline - now) / 2;
         UserReconciler.Result result = users.reconcile(current.scramUsers(), current.clientQuotas(), current.acls(),
                 current.declaredUsers(), declared, d -> UserReconciler.SCRAM.equals(d.authentication())
                         ? fenced(() -> metadata.users().withPassword(epoch, d)) : d,
-                () -> clock.getAsLong() > deadline);
+                () -> clock.getAsLong() > judgeUntil);
         if (!result.complete()) {
             reconcileUnfinished = true;
             LOG.infof("user declarations reconcile paused after %d ms to let the lease renew; continuing", settings.leaseDurationMs() / 3);
@@ -939,11 +942,15 @@ public final class ControllerCore {
             LOG.infof("user declarations reconciled: %d declared, assignment version %d", declared.size(), current.version());
         }
         IOException failed = null;
+        String lastReported = null;
         for (UserVerdict verdict : result.verdicts()) {
-            if (clock.getAsLong() > deadline) {
+            if (lastReported != null && clock.getAsLong() > deadline) {
+                // The rest are judged again next pass, from here, so their statuses are not lost.
+                users.resumeAfter(lastReported);
                 reconcileUnfinished = true;
                 break;
             }
+            lastReported = verdict.declaration().ref();
             try {
                 fenced(() -> {
                     metadata.users().report(epoch, verdict);

@@ -77,6 +77,11 @@ final class UserReconciler {
      * so every declaration is judged in turn however many a pass has time for.
      */
     private String resumeAfter;
+    /** The next pass starts after {@code ref} (statuses from there on were not written). */
+    void resumeAfter(String ref) {
+        resumeAfter = ref;
+    }
+
     /** Fingerprints of password and credential pairs already checked: a pass does not redo 4096 rounds per user. */
     private final Map<String, String> verified = new HashMap<>();
     private final Supplier<byte[]> salts;

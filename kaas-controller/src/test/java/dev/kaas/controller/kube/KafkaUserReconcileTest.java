@@ -420,4 +420,37 @@ class KafkaUserReconcileTest {
         assertThat(user.resources(KafkaUser.class).inNamespace("kaas").list().getItems())
                 .allSatisfy(u -> assertThat(ready(u).getStatus()).isEqualTo("True"));
     }
+    /**
+     * Users whose passwords are read with a call every pass (their Secrets do not exist), more
+     * than a pass has time for: passes judge some, write their statuses, and the next goes on from
+     * there, so every resource gets its status.
+     */
+    @Test
+    void usersThatCostACallEveryPassStillAllGetTheirStatus() throws Exception {
+        for (int i = 0; i < 50; i++) {
+            KafkaUserSpec spec = spec("scram-sha-512", null, null);
+            KafkaUserSpec.PasswordSource source = new KafkaUserSpec.PasswordSource();
+            source.setSecretKeyRef(new SecretKeySelector("pw", "missing-" + i, false));
+            KafkaUserSpec.Password p = new KafkaUserSpec.Password();
+            p.setValueFrom(source);
+            spec.getAuthentication().setPassword(p);
+            apply("costly-" + i, spec);
+        }
+        long base = clock.get();
+        metadata.lease().release("c1");
+        ControllerCore slow = new ControllerCore(metadata, () -> base + 50L * kube.server.getRequestCount(),
+                new ControllerCore.Settings("c-slow", 6000, 9000, 0, 1, 1000, 32));
+
+        slow.maintainLease();
+        for (int pass = 0; pass < 30 && slow.reconcileUnfinished(); pass++) {
+            slow.maintainLease();
+            slow.reconcileDeclarations();
+        }
+
+        assertThat(slow.isLeader()).isTrue();
+        assertThat(user.resources(KafkaUser.class).inNamespace("kaas").list().getItems()).hasSize(50).allSatisfy(u -> {
+            assertThat(u.getStatus()).as(u.getMetadata().getName()).isNotNull();
+            assertThat(ready(u).getReason()).isEqualTo("PasswordNotFound");
+        });
+    }
 }
