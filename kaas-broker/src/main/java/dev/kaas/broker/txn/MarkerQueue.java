@@ -220,6 +220,9 @@ final class MarkerQueue {
         io.execute(() -> {
             String name = me + "-" + UUID.randomUUID();
             Path file = dir(peer).resolve(name + suffix);
+            // Its age counts from before the file is visible: whoever sees the file sees a clock
+            // at or past this reading, so a timeout measured from it is never pushed later.
+            long sentMs = clock.getAsLong();
             try {
                 AtomicFiles.publish(disk, file, Json.bytes(request));
             } catch (IOException | RuntimeException e) {
@@ -227,7 +230,7 @@ final class MarkerQueue {
                         + peer + ": " + e.getMessage()));
                 return;
             }
-            pending.put(name, new Pending(peer, clock.getAsLong(), file, answered, failed));
+            pending.put(name, new Pending(peer, sentMs, file, answered, failed));
             ring.accept(peer);
         });
     }

@@ -7,8 +7,11 @@ import dev.kaas.common.fs.AtomicFiles;
 import dev.kaas.common.fs.Disk;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.SlotAssignment;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +51,7 @@ class MarkerQueueTest {
     MarkerQueue coordinator;
     MarkerQueue leader;
     volatile boolean ringsLost;
+    Disk disk = Disk.SYSTEM;
 
     @AfterEach
     void stop() {
@@ -56,8 +60,8 @@ class MarkerQueueTest {
     }
 
     void start() {
-        coordinator = new MarkerQueue(data, 1, assignment::get, to -> ring(to, 1), io1, clock::get, Disk.SYSTEM);
-        leader = new MarkerQueue(data, 2, assignment::get, to -> ring(to, 2), io2, clock::get, Disk.SYSTEM);
+        coordinator = new MarkerQueue(data, 1, assignment::get, to -> ring(to, 1), io1, clock::get, disk);
+        leader = new MarkerQueue(data, 2, assignment::get, to -> ring(to, 2), io2, clock::get, disk);
         coordinator.start((tp, id, pid, epoch, ce, commit) -> CompletableFuture.failedFuture(new AssertionError("nothing is led by 1")),
                 (txnId, pid, epoch, partitions) -> {
                     asked.add(txnId + " " + pid + " " + epoch + " " + partitions);
@@ -120,11 +124,35 @@ class MarkerQueueTest {
 
     @Test
     void aRequestNobodyAnswersTimesOutAndIsWithdrawn() throws Exception {
+        // The clock passes the timeout the moment the request file appears, before the sender has
+        // gone on: its age must count from before the file was visible, or it never times out.
+        disk = new Disk() {
+            @Override
+            public FileChannel open(Path file, OpenOption... options) throws IOException {
+                return Disk.SYSTEM.open(file, options);
+            }
+
+            @Override
+            public void move(Path from, Path to) throws IOException {
+                Disk.SYSTEM.move(from, to);
+                if (to.toString().endsWith(".req")) {
+                    clock.addAndGet(MarkerQueue.TIMEOUT_MS + 1);
+                }
+            }
+
+            @Override
+            public void delete(Path file) throws IOException {
+                Disk.SYSTEM.delete(file);
+            }
+
+            @Override
+            public void fsyncDirectory(Path dir) {
+                Disk.SYSTEM.fsyncDirectory(dir);
+            }
+        };
         start();
         // Broker 5 is gone: nothing drains its queue.
         CompletableFuture<Void> sent = coordinator.send(5, 4, TP, "topic-id", 42, (short) 3, 7, true);
-        Awaitility.await().atMost(5, TimeUnit.SECONDS).until(() -> !files().isEmpty());
-        clock.addAndGet(MarkerQueue.TIMEOUT_MS + 1);
         assertThatThrownBy(() -> sent.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(TimeoutException.class);
         Awaitility.await().atMost(5, TimeUnit.SECONDS).untilAsserted(() -> assertThat(files()).isEmpty());
     }
