@@ -117,8 +117,13 @@ public final class PartitionLog {
      * The producer window as of {@code offset}, written by the owner of {@code leaderEpoch}. A
      * deposed owner may still write one after its successor took over, so recovery trusts it only
      * when {@code offset} is within that epoch's part of the log. Older files have no epoch (null).
+     * {@code forgetful}: the window was rebuilt after the log's head was deleted, so it may lack
+     * producers (null in older files: it lacks none).
      */
-    record ProducerSnapshot(long offset, Integer leaderEpoch, List<ProducerStateTable.Entry> producers) {
+    record ProducerSnapshot(long offset, Integer leaderEpoch, List<ProducerStateTable.Entry> producers, Boolean forgetful) {
+        ProducerSnapshot(long offset, Integer leaderEpoch, List<ProducerStateTable.Entry> producers) {
+            this(offset, leaderEpoch, producers, null);
+        }
     }
 
     /** A segment file as named on the volume: the leader epoch it was written under and its base offset. */
@@ -486,7 +491,11 @@ public final class PartitionLog {
                 && snapshot.offset() <= history.endOf(snapshot.leaderEpoch());
         if (ownEpochsPart && snapshot.offset() <= end && snapshot.offset() >= logStartOffset) {
             producers.restore(snapshot.producers());
+            producers.forgetful(Boolean.TRUE.equals(snapshot.forgetful()));
             from = snapshot.offset();
+        } else {
+            // Retention or DeleteRecords took producers' last batches along; the scan cannot see them.
+            producers.forgetful(logStartOffset > 0);
         }
         producers.active().forEach(a -> {
             if (a.txnFirstOffset() >= 0) {
@@ -1742,7 +1751,7 @@ public final class PartitionLog {
                 s.txnIndex().persist();
             }
             AtomicFiles.write(disk, dir.resolve(PRODUCER_STATE),
-                    Json.bytes(new ProducerSnapshot(logEndOffset, leaderEpoch, producers.snapshot())));
+                    Json.bytes(new ProducerSnapshot(logEndOffset, leaderEpoch, producers.snapshot(), producers.forgetful() ? Boolean.TRUE : null)));
             AtomicFiles.write(disk, dir.resolve(CHECKPOINT), Long.toString(logEndOffset).getBytes(StandardCharsets.UTF_8));
         }
         for (LogSegment s : segments.values()) {

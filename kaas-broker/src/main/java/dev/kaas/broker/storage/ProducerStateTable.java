@@ -67,6 +67,8 @@ final class ProducerStateTable {
     }
 
     private final Map<Long, State> producers = new HashMap<>();
+    /** Rebuilt from a log whose head was deleted: a producer may be missing for that reason alone. */
+    private boolean forgetful;
     private final VerificationGuards guards = new VerificationGuards();
 
     /**
@@ -79,6 +81,17 @@ final class ProducerStateTable {
     BatchMeta check(long producerId, short epoch, int firstSeq, int lastSeq) {
         State s = producers.get(producerId);
         if (s == null) {
+            // Apache accepts any sequence here, because it may have dropped the producer's state
+            // with its records. This table drops nothing, and a takeover reads the same log; unless
+            // it was rebuilt after records were deleted, a first sequence past 0 means the batches
+            // before it never landed: a request the new leader refused while opening the partition
+            // whose successor arrived once it was open. Taken, those batches would stay out of
+            // order for good (the client retries them until delivery.timeout.ms); refused, the
+            // client retries this one after them.
+            if (firstSeq != 0 && !forgetful) {
+                throw new OutOfOrderSequenceException("Out of order sequence number for producer " + producerId
+                        + " at offset: " + firstSeq + " (incoming seq. number), -1 (current end sequence number)");
+            }
             return null;
         }
         if (epoch < s.epoch) {
@@ -254,6 +267,15 @@ final class ProducerStateTable {
         producers.forEach((id, s) -> out.add(new Entry(id, s.epoch, List.copyOf(s.batches),
                 s.coordinatorEpoch, s.txnFirstOffset)));
         return out;
+    }
+
+    boolean forgetful() {
+        return forgetful;
+    }
+
+    /** Producers whose records all went before the log start may be missing: accept them at any sequence, as Apache does. */
+    void forgetful(boolean forgetful) {
+        this.forgetful = forgetful;
     }
 
     void restore(List<Entry> entries) {

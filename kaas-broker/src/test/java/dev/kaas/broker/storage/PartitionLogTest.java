@@ -409,6 +409,53 @@ class PartitionLogTest {
         assertThatThrownBy(() -> afterCrash.append(idempotent(11, (short) 0, 3, "gap"))).isInstanceOf(OutOfOrderSequenceException.class);
     }
 
+    /**
+     * A takeover's race, as ClusterIT met it: the new leader refused a producer's first batch
+     * here (seq 0, still opening the partition) and the next request (seq 89) arrived once it was
+     * open. Accepted, seq 0 could never follow and the producer's retries ran out.
+     */
+    @Test
+    void aProducerFirstSeenPastSequenceZeroIsOutOfOrderUntilItsEarlierBatchesLand() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        assertThatThrownBy(() -> log.append(idempotent(21, (short) 0, 89, "late"))).isInstanceOf(OutOfOrderSequenceException.class);
+        assertThat(log.logEndOffset()).as("nothing written").isZero();
+        assertThat(log.append(idempotent(21, (short) 0, 0, "first")).baseOffset()).isZero();
+        assertThat(log.append(idempotent(21, (short) 0, 1, "late")).baseOffset()).isEqualTo(1);
+        assertThat(log.append(idempotent(22, (short) 3, 0, "a bumped epoch starts at 0")).baseOffset()).isEqualTo(2);
+    }
+
+    /**
+     * Once the head of the log is gone a rebuilt window may lack producers whose last batches went
+     * with it: such a producer is taken at any sequence, as Apache 3.7 takes it, even after a
+     * clean close in between (the snapshot remembers).
+     */
+    @Test
+    void aWindowRebuiltAfterTheHeadWasDeletedTakesAnUnknownProducerAtAnySequence() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        appendDurably(log, idempotent(31, (short) 0, 0, "a", "b"));
+        appendDurably(log, batch("other"));
+        log.deleteRecordsBefore(2);
+        log.abandon();
+        opened.clear();
+        Files.deleteIfExists(dir().resolve(PartitionLog.PRODUCER_STATE));
+        PartitionLog afterCrash = open(1, Map.of());
+        assertThat(afterCrash.append(idempotent(31, (short) 0, 2, "c")).baseOffset()).isEqualTo(3);
+        assertThat(afterCrash.append(idempotent(32, (short) 0, 7, "another")).baseOffset()).isEqualTo(4);
+        afterCrash.close();
+        opened.clear();
+        PartitionLog afterClose = open(2, Map.of());
+        assertThat(afterClose.append(idempotent(33, (short) 0, 9, "still")).baseOffset()).isEqualTo(5);
+
+        Path fresh = tmp.resolve("fresh-" + TOPIC_ID).resolve("0");
+        PartitionLog whole = open(fresh, 0, Map.of(), flusher);
+        appendDurably(whole, idempotent(31, (short) 0, 0, "a"));
+        whole.abandon();
+        Files.deleteIfExists(fresh.resolve(PartitionLog.PRODUCER_STATE));
+        PartitionLog wholeAfterCrash = open(fresh, 1, Map.of(), flusher);
+        assertThatThrownBy(() -> wholeAfterCrash.append(idempotent(34, (short) 0, 9, "gap"))).as("the whole log: nobody is missing")
+                .isInstanceOf(OutOfOrderSequenceException.class);
+    }
+
     @Test
     void invalidBatchesWriteNothing() throws Exception {
         PartitionLog log = open(0, Map.of("max.message.bytes", "200", "message.timestamp.before.max.ms", "1000"));
