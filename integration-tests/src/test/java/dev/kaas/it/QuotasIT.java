@@ -72,6 +72,9 @@ class QuotasIT {
         var users = configs("--describe", "--entity-type", "users");
         assertThat(users.exitCode()).as(users.stderr()).isZero();
         assertThat(users.stdout()).contains("Quota configs for the default user-principal are request_percentage=200.0");
+        // Enforced since: it goes again, so that this class's other clients are held to nothing but their own quotas.
+        var removed = configs("--alter", "--delete-config", "request_percentage", "--entity-type", "users", "--entity-default");
+        assertThat(removed.exitCode()).as(removed.stderr()).isZero();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("limited", 1, (short) 1), new NewTopic("free", 1, (short) 1)))
                     .all().get(30, TimeUnit.SECONDS);
@@ -159,6 +162,93 @@ class QuotasIT {
             assertThat(metric(producer.metrics(), "produce-throttle-time-max")).isZero();
         }
         assertThat(System.nanoTime() - started).isLessThan(TimeUnit.SECONDS.toNanos(10));
+    }
+
+    /**
+     * request_percentage (KIP-124): the time the broker spends on a client's requests, as a
+     * percentage of one thread over the quota window, held to the quota by throttle_time_ms and a
+     * muted connection. A producer and a consumer of that client id are throttled (the clients'
+     * throttle metrics are the broker's throttle_time_ms as they saw it) and get every record;
+     * another client id is not throttled. Each client works until it was throttled, bounded: how
+     * much a request costs depends on the machine, and 2 % (20 ms of a thread a second) is past
+     * what one request costs on a loaded one, so a throttled client is slowed, never starved.
+     */
+    @Test
+    void aClientPastItsRequestPercentageIsThrottledNotRefused() throws Exception {
+        KaasCluster cluster = kaas.cluster();
+        var set = configs("--alter", "--add-config", "request_percentage=2", "--entity-type", "clients", "--entity-name", "busy");
+        assertThat(set.exitCode()).as(set.stderr()).isZero();
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("busy", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        byte[] value = new byte[100];
+        ConcurrentLinkedQueue<Exception> errors = new ConcurrentLinkedQueue<>();
+        AtomicLong acked = new AtomicLong();
+        Properties p = cluster.clientProps();
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "busy");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
+        int sent = 0;
+        double produceThrottleMax;
+        long started = System.nanoTime();
+        try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            long deadline = started + TimeUnit.SECONDS.toNanos(60);
+            // Small flushed rounds: many requests, each its own cost.
+            while ((sent < 2000 || !(metric(producer.metrics(), "produce-throttle-time-max") > 0)) && System.nanoTime() < deadline) {
+                for (int i = 0; i < 20; i++) {
+                    producer.send(new ProducerRecord<>("busy", value), (md, e) -> {
+                        if (e != null) {
+                            errors.add(e);
+                        } else {
+                            acked.incrementAndGet();
+                        }
+                    });
+                }
+                producer.flush();
+                sent += 20;
+            }
+            produceThrottleMax = metric(producer.metrics(), "produce-throttle-time-max");
+        }
+        System.out.printf("request_percentage 2: %d records produced in %.1f s, produce-throttle-time-max %.0f ms%n",
+                sent, (System.nanoTime() - started) / 1e9, produceThrottleMax);
+        assertThat(errors).isEmpty();
+        assertThat(acked.get()).isEqualTo(sent);
+        assertThat(produceThrottleMax).as("no byte rate is set: the delay is the request quota's").isGreaterThan(0)
+                .as("at most one quota window sample").isLessThanOrEqualTo(1000);
+
+        // Once caught up, fetches that wait for nothing (fetch.max.wait.ms 0) come back to back.
+        Properties c = cluster.clientProps();
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "busy");
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "0");
+        int consumed = 0;
+        double fetchThrottleMax = 0;
+        started = System.nanoTime();
+        try (var consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.assign(List.of(new TopicPartition("busy", 0)));
+            long deadline = started + TimeUnit.SECONDS.toNanos(60);
+            while ((consumed < sent || !(fetchThrottleMax > 0)) && System.nanoTime() < deadline) {
+                consumed += consumer.poll(Duration.ofMillis(100)).count();
+                fetchThrottleMax = metric(consumer.metrics(), "fetch-throttle-time-max");
+            }
+        }
+        System.out.printf("request_percentage 2: %d records consumed in %.1f s, fetch-throttle-time-max %.0f ms%n",
+                consumed, (System.nanoTime() - started) / 1e9, fetchThrottleMax);
+        assertThat(consumed).isEqualTo(sent);
+        assertThat(fetchThrottleMax).isGreaterThan(0).isLessThanOrEqualTo(1000);
+
+        Properties other = cluster.clientProps();
+        other.put(ProducerConfig.CLIENT_ID_CONFIG, "unhurried");
+        other.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        try (var producer = new KafkaProducer<>(other, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 100; i++) {
+                for (int j = 0; j < 20; j++) {
+                    producer.send(new ProducerRecord<>("busy", value));
+                }
+                producer.flush();
+            }
+            assertThat(metric(producer.metrics(), "produce-throttle-time-max")).isZero();
+        }
     }
 
     /**

@@ -158,19 +158,29 @@ public class FetchHandler implements ApiHandler {
                 return;
             }
             Collected c;
+            long started = System.nanoTime();
             try {
                 c = collect();
             } catch (Exception e) {
                 finish();
                 result.completeExceptionally(e);
                 return;
+            } finally {
+                ctx.throttle().addThreadNanos(System.nanoTime() - started);
             }
             // As Apache: min_bytes above the response budget could never be met.
             int minBytes = Math.min(data.minBytes(), budget);
             boolean enough = c.bytes >= Math.max(1, minBytes) || c.error || data.maxWaitMs() <= 0 || expired;
             if (enough) {
                 finish();
-                result.complete(throttled(c));
+                FetchResponseData answer;
+                try {
+                    answer = throttled(c);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+                result.complete(answer);
                 return;
             }
             if (first) {
@@ -188,13 +198,17 @@ public class FetchHandler implements ApiHandler {
         }
 
         /**
-         * As Apache: the response's bytes count against consumer_byte_rate; past the quota the
-         * client gets an empty response saying how long to wait (the bytes it would have held are
-         * taken back), and the connection is not read meanwhile.
+         * As Apache: the response's bytes count against consumer_byte_rate and the time spent on
+         * the fetch against request_percentage (a follower's fetch is exempt from that one, a
+         * cluster action); past either quota the client gets an empty response saying how long to
+         * wait (the bytes it would have held are taken back), and the connection is not read meanwhile.
          */
         private FetchResponseData throttled(Collected c) {
             long now = System.currentTimeMillis();
-            int delay = quotas.fetch().recordAndGetThrottleTimeMs(ctx.principal(), ctx.clientId(), c.bytes, now);
+            int bandwidth = quotas.fetch().recordAndGetThrottleTimeMs(ctx.principal(), ctx.clientId(), c.bytes, now);
+            int requestTime = follower ? 0 : quotas.recordAndGetThrottleTimeMs(ctx.principal(), ctx.clientId(), ctx.throttle().threadNanos(), now);
+            ctx.throttle().requestQuotaRecorded();
+            int delay = Math.max(bandwidth, requestTime);
             if (delay <= 0) {
                 return c.response;
             }

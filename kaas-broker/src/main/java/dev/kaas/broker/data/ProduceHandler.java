@@ -151,12 +151,13 @@ public class ProduceHandler implements ApiHandler {
             PartitionProduceResponse pr = new PartitionProduceResponse().setIndex(tp.partition())
                     .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
             appended.put(tp, pr);
-            firstRound.put(tp, append(replica, e.getValue(), acks, data.timeoutMs(), pr, firstTry, RecordBatch.NO_PRODUCER_ID, Errors.NONE));
+            firstRound.put(tp, append(replica, e.getValue(), acks, data.timeoutMs(), pr, firstTry, RecordBatch.NO_PRODUCER_ID, Errors.NONE,
+                    ctx.throttle()));
         }
         // Verification starts once every first attempt ran on its writer, not once they are durable.
         CompletableFuture<Void> verified = CompletableFuture.allOf(firstRound.values().stream().map(Attempt::tried)
                         .toArray(CompletableFuture[]::new))
-                .thenCompose(v -> verifyThenAppend(data, producer, firstRound, toAppend, appended));
+                .thenCompose(v -> verifyThenAppend(data, producer, firstRound, toAppend, appended, ctx.throttle()));
         CompletableFuture<Void> all = CompletableFuture.allOf(Stream.concat(firstRound.values().stream().map(Attempt::settled),
                 Stream.of(verified)).toArray(CompletableFuture[]::new));
         return all.thenApply(v -> {
@@ -296,7 +297,8 @@ public class ProduceHandler implements ApiHandler {
      */
     private CompletableFuture<Void> verifyThenAppend(ProduceRequestData data, long[] producer, Map<TopicPartition, Attempt> firstRound,
                                                      Map<TopicPartition, MemoryRecords> toAppend,
-                                                     Map<TopicPartition, PartitionProduceResponse> appended) {
+                                                     Map<TopicPartition, PartitionProduceResponse> appended,
+                                                     RequestContext.Throttle usage) {
         Map<TopicPartition, VerificationGuards.Ticket> waiting = new LinkedHashMap<>();
         firstRound.forEach((tp, attempt) -> {
             VerificationGuards.Ticket ticket = attempt.tried().join();
@@ -339,7 +341,7 @@ public class ProduceHandler implements ApiHandler {
                                 ? "Partition was not added to the transaction"
                                 : "Unable to verify the partition has been added to the transaction. Underlying error: " + outcome);
                     }
-                    return append(replica, toAppend.get(tp), data.acks(), data.timeoutMs(), pr, ticket, producer[0], outcome).settled();
+                    return append(replica, toAppend.get(tp), data.acks(), data.timeoutMs(), pr, ticket, producer[0], outcome, usage).settled();
                 })
                 // The writer lets the next request go right after this one's append; this only covers a failure on the way there.
                 .whenComplete((r, e) -> ticket.release())));
@@ -352,7 +354,7 @@ public class ProduceHandler implements ApiHandler {
      * not NONE ({@code pr} already says why).
      */
     private Attempt append(Replica replica, MemoryRecords records, short acks, int timeoutMs, PartitionProduceResponse pr,
-                           VerificationGuards.Ticket verified, long producerId, Errors refused) {
+                           VerificationGuards.Ticket verified, long producerId, Errors refused, RequestContext.Throttle usage) {
         boolean holdsTicket = verified != VerificationGuards.Ticket.DISABLED && verified != VerificationGuards.Ticket.UNVERIFIED;
         if (holdsTicket && refused != Errors.NONE) {
             try {
@@ -365,6 +367,7 @@ public class ProduceHandler implements ApiHandler {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
         Runnable task = () -> {
+            long started = System.nanoTime();
             try {
                 MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
                 PartitionLog.AppendResult r;
@@ -374,6 +377,8 @@ public class ProduceHandler implements ApiHandler {
                     if (holdsTicket) {
                         replica.log().verificationDone(producerId, verified);
                     }
+                    // Apache's request-time counts the local append, not the wait for the fsync.
+                    usage.addThreadNanos(System.nanoTime() - started);
                 }
                 // Registered here, in the writer's task: a close queued behind this append settles it.
                 CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)

@@ -1,5 +1,6 @@
 package dev.kaas.broker.group;
 
+import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.common.model.SlotAssignment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -192,19 +193,33 @@ public final class CoordinatorSlots<S> {
             return CompletableFuture.failedFuture(new NotCoordinatorException("this broker does not coordinate " + kind + " slot " + slot));
         }
         CompletableFuture<T> f = new CompletableFuture<>();
+        // The request quota counts the shard's work for the request being handled, as Apache's counts its handler thread's.
+        RequestContext.Throttle usage = RequestContext.Throttle.handling();
         r.executor.execute(() -> {
             S shard = r.shard;
             if (shard == null) {
                 f.completeExceptionally(new NotCoordinatorException(kind + " slot " + slot + " is not loaded here"));
                 return;
             }
+            long started = System.nanoTime();
+            T result;
             try {
-                f.complete(call.apply(shard));
+                result = call.apply(shard);
             } catch (Throwable t) {
+                charge(usage, started);
                 f.completeExceptionally(t);
+                return;
             }
+            charge(usage, started);
+            f.complete(result);
         });
         return f;
+    }
+
+    private static void charge(RequestContext.Throttle usage, long started) {
+        if (usage != null) {
+            usage.addThreadNanos(System.nanoTime() - started);
+        }
     }
 
     /** As {@link #call}, for a call that completes later on its own (it must post back onto the slot's executor itself). */

@@ -51,7 +51,8 @@ final class Connection implements RequestPipeline.Transport {
      * @param sasl the listener's SASL side, or null for a listener without SASL
      */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
-            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access) {
+            int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access,
+            RequestQuota requestQuota) {
         this.tls = tls;
         this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
         this.maxFrameBytes = maxFrameBytes;
@@ -69,7 +70,7 @@ final class Connection implements RequestPipeline.Transport {
             }
         };
         this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight, this.sasl,
-                sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access);
+                sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access, requestQuota);
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
     }
 

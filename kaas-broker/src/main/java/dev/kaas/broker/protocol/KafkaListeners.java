@@ -43,6 +43,7 @@ public class KafkaListeners {
     private final ScramCredentials scram;
     private final AccessControl access;
     private final ConnectionRates rates;
+    private final RequestQuota requestQuota;
     /** Connections past their address's creation rate, waiting out their delay before they are closed. */
     private final java.util.concurrent.atomic.AtomicInteger heldBack = new java.util.concurrent.atomic.AtomicInteger();
     static final int MAX_HELD_BACK = 10_000;
@@ -55,8 +56,9 @@ public class KafkaListeners {
     });
 
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access,
-                          ConnectionRates rates) {
+                          ConnectionRates rates, RequestQuota requestQuota) {
         this.rates = rates;
+        this.requestQuota = requestQuota;
         this.scram = scram;
         this.access = access;
         this.vertx = vertx;
@@ -176,7 +178,7 @@ public class KafkaListeners {
                         }
                         try {
                             new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl, access).start();
+                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl, access, requestQuota).start();
                         } catch (RuntimeException e) {
                             // Set-up failed before the connection could count its own close: count it here.
                             LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());

@@ -40,6 +40,11 @@ public record RequestContext(RequestHeader header, String listenerName, String c
     public static final class Throttle {
         private final int requestBytes;
         private volatile int ms;
+        /** The request whose handler is running on this thread: work it hands to other threads is charged to it. */
+        private static final ThreadLocal<Throttle> HANDLING = new ThreadLocal<>();
+
+        private final java.util.concurrent.atomic.AtomicLong threadNanos = new java.util.concurrent.atomic.AtomicLong();
+        private volatile boolean requestQuotaRecorded;
 
         public Throttle(int requestBytes) {
             this.requestBytes = requestBytes;
@@ -56,6 +61,45 @@ public record RequestContext(RequestHeader header, String listenerName, String c
 
         public int ms() {
             return ms;
+        }
+
+        /**
+         * Time a thread spent on the request: the handler's own call, a partition writer's append.
+         * Waits (a long poll, an fsync, the controller) are not counted, as Apache's request-time
+         * leaves out a request's time in purgatory.
+         */
+        public void addThreadNanos(long nanos) {
+            threadNanos.addAndGet(Math.max(0, nanos));
+        }
+
+        public long threadNanos() {
+            return threadNanos.get();
+        }
+
+        /**
+         * The request whose handler is running on the calling thread, or null: a coordinator that
+         * queues work for a request takes it here and adds the work's time to it.
+         */
+        public static Throttle handling() {
+            return HANDLING.get();
+        }
+
+        /** Marks this request as the one handled on the calling thread ({@code on}), or no longer. */
+        public void handling(boolean on) {
+            if (on) {
+                HANDLING.set(this);
+            } else {
+                HANDLING.remove();
+            }
+        }
+
+        /** The handler recorded the request quota itself (a throttled Fetch is answered empty): the connection does not again. */
+        public void requestQuotaRecorded() {
+            requestQuotaRecorded = true;
+        }
+
+        public boolean isRequestQuotaRecorded() {
+            return requestQuotaRecorded;
         }
     }
 

@@ -75,6 +75,7 @@ final class RequestPipeline {
     private final ApiRegistry registry;
     private final String listenerName;
     private final int maxInFlight;
+    private final RequestQuota requestQuota;
     /** The connection's SASL authentication, or null on a listener without SASL. */
     private final SaslSession sasl;
     private final long failedAuthenticationDelayMs;
@@ -117,6 +118,12 @@ final class RequestPipeline {
 
     RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
                     long failedAuthenticationDelayMs, AccessControl access) {
+        this(transport, loop, registry, listenerName, maxInFlight, sasl, failedAuthenticationDelayMs, access, RequestQuota.NONE);
+    }
+
+    RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
+                    long failedAuthenticationDelayMs, AccessControl access, RequestQuota requestQuota) {
+        this.requestQuota = requestQuota;
         this.access = access;
         this.sasl = sasl;
         this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
@@ -229,6 +236,7 @@ final class RequestPipeline {
                 // KIP-511: answer in v0 with the ranges we serve, so the client can pick one.
                 Pending p = new Pending(header, null, (short) 0, frame);
                 pending.add(p);
+                exemptBeforeAuthentication(p);
                 complete(p, ApiVersionsHandler.response(registry, Errors.UNSUPPORTED_VERSION), null);
                 return;
             }
@@ -244,6 +252,7 @@ final class RequestPipeline {
         }
         Pending p = new Pending(header, request, version, frame);
         pending.add(p);
+        exemptBeforeAuthentication(p);
         if (!accepting()) {
             transport.readable(false);
         }
@@ -258,8 +267,15 @@ final class RequestPipeline {
                 // so its clients see a delay. A closed connection is what a client retries; a refusal would be final.
                 stage = CompletableFuture.failedFuture(new CloseConnection("the authorizer has no ACLs yet"));
             } else {
-                stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
-                        transport.securityProtocol(), p.throttle, rights), request);
+                long started = System.nanoTime();
+                p.throttle.handling(true);
+                try {
+                    stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
+                            transport.securityProtocol(), p.throttle, rights), request);
+                } finally {
+                    p.throttle.handling(false);
+                    p.throttle.addThreadNanos(System.nanoTime() - started);
+                }
             }
         } catch (Throwable t) {
             stage = CompletableFuture.failedFuture(t);
@@ -282,6 +298,8 @@ final class RequestPipeline {
             ApiMessage answer = key == ApiKeys.SASL_HANDSHAKE
                     ? sasl.handshake(((org.apache.kafka.common.requests.SaslHandshakeRequest) request).data(), version)
                     : sasl.authenticate(((org.apache.kafka.common.requests.SaslAuthenticateRequest) request).data());
+            // Apache authenticates on its network threads, outside any request quota.
+            p.throttle.requestQuotaRecorded();
             complete(p, answer, null);
         } catch (SaslSession.Failure f) {
             LOG.debugf("authentication failed listener=%s client=%s: %s", listenerName, transport.clientHost(), f.getMessage());
@@ -364,8 +382,15 @@ final class RequestPipeline {
             flushResponses();
             return;
         }
+        if (msg != null || err != null) {
+            recordRequestQuota(p);
+        }
         try {
-            p.response = err != null ? errorResponse(p, err) : msg;
+            if (err != null) {
+                p.response = errorResponse(p, err);
+            } else {
+                p.response = msg == null ? null : ThrottleTimes.raise(msg, p.throttle.ms());
+            }
         } catch (RuntimeException e) {
             // The request's own error response could not be made (a request Apache's would fail on too): no
             // answer at all would shift every later one onto the wrong request, so the connection closes.
@@ -387,7 +412,33 @@ final class RequestPipeline {
             LOG.errorf(cause, "request failed api=%s version=%d correlation=%d client=%s",
                     p.header.apiKey(), p.header.apiVersion(), p.header.correlationId(), transport.clientHost());
         }
-        return p.request.getErrorResponse(0, cause).data();
+        return p.request.getErrorResponse(p.throttle.ms(), cause).data();
+    }
+
+    /**
+     * Apache's request quota, recorded as the response is made (sendResponseMaybeThrottle): the
+     * delay goes into the response's throttle time when longer than a handler's own (a byte rate)
+     * and holds the connection's reads. Not for a request without a response (acks=0 Produce, as
+     * Apache exempts it), nor for WriteTxnMarkers, which Apache exempts as a cluster action.
+     */
+    private void recordRequestQuota(Pending p) {
+        if (p.throttle.isRequestQuotaRecorded() || p.header.apiKey() == ApiKeys.WRITE_TXN_MARKERS) {
+            return;
+        }
+        try {
+            p.throttle.throttle(requestQuota.recordAndGetThrottleTimeMs(transport.principal(), p.header.clientId(),
+                    p.throttle.threadNanos(), System.currentTimeMillis()));
+        } catch (RuntimeException e) {
+            // The answer matters more than the measurement: it goes out unthrottled.
+            LOG.warnf(e, "could not record the request quota api=%s client=%s", p.header.apiKey(), transport.clientHost());
+        }
+    }
+
+    /** The ApiVersions a SASL client sends before it authenticates: Apache answers it on its network threads, outside any quota. */
+    private void exemptBeforeAuthentication(Pending p) {
+        if (sasl != null && !sasl.authenticated()) {
+            p.throttle.requestQuotaRecorded();
+        }
     }
 
     /**

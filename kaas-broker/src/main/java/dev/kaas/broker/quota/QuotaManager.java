@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.config.internals.QuotaConfigs;
 import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
@@ -17,8 +18,9 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * One kind of client quota ({@code producer_byte_rate} or {@code consumer_byte_rate}) as Apache
- * 3.7's ClientQuotaManager enforces it, on kafka-clients' own metrics (a {@link Rate} over
+ * One kind of client quota ({@code producer_byte_rate}, {@code consumer_byte_rate}, or
+ * {@code request_percentage} as ClientRequestQuotaManager: percent of one thread's time, its
+ * delay bounded by one window sample) as Apache 3.7's ClientQuotaManager enforces it, on kafka-clients' own metrics (a {@link Rate} over
  * {@code quota.window.num} samples of {@code quota.window.size.seconds}): a client's usage is
  * recorded in the sensor its quota entity resolves to (Apache's eight-level precedence, so clients
  * sharing an entity share its rate), and a violation yields the delay that brings the rate back
@@ -44,6 +46,10 @@ public final class QuotaManager {
     private final int samples;
     private final int windowSeconds;
     private final int maxSensors;
+    /** The metric a sensor measures (Apache's names: byte-rate, request-time). */
+    private final String metricName;
+    /** The longest delay one violation yields (Apache bounds request-time delays to one quota window sample). */
+    private final long maxThrottleMs;
     private volatile Index index = new Index(null, Map.of());
 
     /** The quotas of this kind by entity ({@code user}, {@code client-id}; a null name is the default). */
@@ -61,6 +67,9 @@ public final class QuotaManager {
     QuotaManager(String key, String group, Supplier<List<ClientQuota>> quotas, Time time, int samples, int windowSeconds, int maxSensors) {
         this.maxSensors = maxSensors;
         this.key = key;
+        boolean requestTime = QuotaConfigs.REQUEST_PERCENTAGE_OVERRIDE_CONFIG.equals(key);
+        this.metricName = requestTime ? "request-time" : "byte-rate";
+        this.maxThrottleMs = requestTime ? TimeUnit.SECONDS.toMillis(windowSeconds) : Long.MAX_VALUE;
         this.group = group;
         this.quotas = quotas;
         this.samples = samples;
@@ -106,7 +115,7 @@ public final class QuotaManager {
             sensor.record(value, nowMs, true);
             return 0;
         } catch (QuotaViolationException e) {
-            return (int) Math.min(Integer.MAX_VALUE, throttleTimeMs(e, nowMs));
+            return (int) Math.min(Integer.MAX_VALUE, Math.min(maxThrottleMs, throttleTimeMs(e, nowMs)));
         }
     }
 
@@ -166,7 +175,7 @@ public final class QuotaManager {
                 name = group + "-overflow-" + user + ":" + limit;
                 sensor = metrics.getSensor(name);
             }
-            MetricName rateName = metrics.metricName("byte-rate", group, "", Map.of("user", user, "client-id", client));
+            MetricName rateName = metrics.metricName(metricName, group, "", Map.of("user", user, "client-id", client));
             if (sensor == null) {
                 sensor = metrics.sensor(name, config(limit), Math.max(SENSOR_EXPIRY_SECONDS, (long) samples * windowSeconds));
                 sensor.add(rateName, new Rate(TimeUnit.SECONDS));

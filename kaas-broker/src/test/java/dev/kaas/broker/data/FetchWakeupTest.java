@@ -92,13 +92,17 @@ class FetchWakeupTest {
     }
 
     static java.util.concurrent.CompletableFuture<org.apache.kafka.common.protocol.ApiMessage> produceOne(ProduceHandler produce) {
+        return produceOne(produce, new RequestContext(new RequestHeader(ApiKeys.PRODUCE, (short) 9, "t", 2), "PLAINTEXT", "/127.0.0.1"));
+    }
+
+    static java.util.concurrent.CompletableFuture<org.apache.kafka.common.protocol.ApiMessage> produceOne(ProduceHandler produce,
+                                                                                                        RequestContext ctx) {
         short v = 9;
         var req = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(10_000).setTopicData(new ProduceRequestData.TopicProduceDataCollection(
                 List.of(new ProduceRequestData.TopicProduceData().setName(TOPIC).setPartitionData(List.of(
                         new ProduceRequestData.PartitionProduceData().setIndex(0)
                                 .setRecords(MemoryRecords.withRecords(CompressionType.NONE, new SimpleRecord("v".getBytes()))))))
                         .iterator()));
-        return produce.handle(new RequestContext(new RequestHeader(ApiKeys.PRODUCE, v, "t", 2), "PLAINTEXT", "/127.0.0.1"),
-                ProduceRequest.parse(LeaderRedirectionTest.encode(req, v), v)).toCompletableFuture();
+        return produce.handle(ctx, ProduceRequest.parse(LeaderRedirectionTest.encode(req, v), v)).toCompletableFuture();
     }
 }

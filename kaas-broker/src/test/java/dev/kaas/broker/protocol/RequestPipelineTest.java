@@ -28,6 +28,8 @@ class RequestPipelineTest {
     /** Records writes and the last readable signal. */
     static final class FakeTransport implements RequestPipeline.Transport {
         final List<Integer> answered = new ArrayList<>();
+        /** Each response's body (after its header), by correlation id. */
+        final Map<Integer, ByteBuffer> bodies = new HashMap<>();
         /** How many socket writes carried the answers. */
         int writes;
         final List<Boolean> readableSignals = new ArrayList<>();
@@ -49,7 +51,14 @@ class RequestPipelineTest {
         private void parse(ByteBuffer bytes) {
             ByteBuffer b = bytes.duplicate();
             b.getInt();
-            answered.add(ResponseHeader.parse(b, ApiKeys.METADATA.responseHeaderVersion(V)).correlationId());
+            int correlationId = ResponseHeader.parse(b, ApiKeys.METADATA.responseHeaderVersion(V)).correlationId();
+            answered.add(correlationId);
+            bodies.put(correlationId, b.slice());
+        }
+
+        /** The throttle time of a Metadata response. */
+        int metadataThrottleMs(int correlationId) {
+            return new MetadataResponseData(new ByteBufferAccessor(bodies.get(correlationId).duplicate()), V).throttleTimeMs();
         }
 
         @Override
@@ -115,14 +124,17 @@ class RequestPipelineTest {
 
     /** A Metadata request frame (without its size field) holding its bytes of {@link #memory}. */
     FrameDecoder.Frame metadata(int correlationId) {
-        RequestHeader header = new RequestHeader(ApiKeys.METADATA, V, "test", correlationId);
+        return frame(ApiKeys.METADATA, V, new MetadataRequestData().setTopics(null), correlationId);
+    }
+
+    FrameDecoder.Frame frame(ApiKeys key, short version, ApiMessage body, int correlationId) {
+        RequestHeader header = new RequestHeader(key, version, "test", correlationId);
         ObjectSerializationCache cache = new ObjectSerializationCache();
-        MetadataRequestData body = new MetadataRequestData().setTopics(null);
         int hs = header.data().size(cache, header.headerVersion());
-        ByteBuffer buf = ByteBuffer.allocate(hs + body.size(cache, V));
+        ByteBuffer buf = ByteBuffer.allocate(hs + body.size(cache, version));
         ByteBufferAccessor out = new ByteBufferAccessor(buf);
         header.data().write(out, cache, header.headerVersion());
-        body.write(out, cache, V);
+        body.write(out, cache, version);
         assertThat(memory.tryReserve(buf.capacity(), () -> { })).isTrue();
         return new FrameDecoder.Frame(buf.flip(), memory);
     }
@@ -287,6 +299,89 @@ class RequestPipelineTest {
         assertThat(transport.lastReadable()).isFalse();
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> Boolean.TRUE.equals(transport.lastReadable()));
         assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered)).isGreaterThanOrEqualTo(400);
+        assertThat(p.accepting()).isTrue();
+    }
+
+    /** A handler of {@code key} that works {@code busyMs} on the calling thread, then answers or fails at once. */
+    static ApiHandler busy(ApiKeys key, long busyMs, java.util.function.Function<RequestContext, ApiMessage> answer) {
+        return new ApiHandler() {
+            @Override
+            public ApiKeys key() {
+                return key;
+            }
+
+            @Override
+            public CompletionStage<ApiMessage> handle(RequestContext context, AbstractRequest request) {
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(busyMs);
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                try {
+                    return CompletableFuture.completedFuture(answer.apply(context));
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }
+        };
+    }
+
+    /**
+     * KIP-124: the time a handler took on its thread is recorded against the client's request
+     * quota as the response is made; the quota's delay is the response's throttle time (unless a
+     * handler's own, a byte rate, is longer), error responses included, and reading stops for it.
+     */
+    @Test
+    void theTimeAHandlerTookCountsAgainstTheRequestQuotaAndItsDelayIsAnswered() {
+        List<Long> recorded = new ArrayList<>();
+        List<Integer> delays = new ArrayList<>(List.of(300, 300, 300));
+        RequestQuota quota = (principal, clientId, nanos, nowMs) -> {
+            assertThat(clientId).isEqualTo("test");
+            recorded.add(nanos);
+            return delays.remove(0);
+        };
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        ApiHandler metadata = busy(ApiKeys.METADATA, 30, ctx -> switch (calls.incrementAndGet()) {
+            case 1 -> new MetadataResponseData();
+            case 2 -> {
+                // A byte-rate delay longer than the request quota's stays the answer.
+                ctx.throttle().throttle(900);
+                yield new MetadataResponseData().setThrottleTimeMs(900);
+            }
+            default -> throw new org.apache.kafka.common.errors.InvalidRequestException("refused");
+        });
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(metadata)), "PLAINTEXT", 16, null, 0,
+                dev.kaas.broker.auth.AccessControl.NONE, quota);
+
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+        p.onFrame(metadata(3));
+
+        assertThat(recorded).hasSize(3).allSatisfy(nanos -> assertThat(nanos).isGreaterThanOrEqualTo(30_000_000L));
+        assertThat(transport.answered).containsExactly(1, 2, 3);
+        assertThat(transport.metadataThrottleMs(1)).isEqualTo(300);
+        assertThat(transport.metadataThrottleMs(2)).isEqualTo(900);
+        assertThat(transport.metadataThrottleMs(3)).as("the error response too").isEqualTo(300);
+        assertThat(p.accepting()).isFalse();
+    }
+
+    /** As Apache: WriteTxnMarkers (a cluster action) and a request answered with nothing (acks=0) are not recorded. */
+    @Test
+    void exemptRequestsAreNotRecorded() {
+        List<Long> recorded = new ArrayList<>();
+        RequestQuota quota = (principal, clientId, nanos, nowMs) -> {
+            recorded.add(nanos);
+            return 300;
+        };
+        ApiHandler markers = busy(ApiKeys.WRITE_TXN_MARKERS, 0, ctx -> new org.apache.kafka.common.message.WriteTxnMarkersResponseData());
+        ApiHandler silent = busy(ApiKeys.PRODUCE, 0, ctx -> null);
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(markers, silent)), "PLAINTEXT", 16, null, 0,
+                dev.kaas.broker.auth.AccessControl.NONE, quota);
+
+        p.onFrame(frame(ApiKeys.WRITE_TXN_MARKERS, (short) 1, new org.apache.kafka.common.message.WriteTxnMarkersRequestData(), 1));
+        p.onFrame(frame(ApiKeys.PRODUCE, (short) 9, new org.apache.kafka.common.message.ProduceRequestData().setAcks((short) 0), 2));
+
+        assertThat(transport.answered).containsExactly(1);
+        assertThat(recorded).isEmpty();
         assertThat(p.accepting()).isTrue();
     }
 }

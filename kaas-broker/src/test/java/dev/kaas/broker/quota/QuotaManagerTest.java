@@ -57,6 +57,27 @@ class QuotaManagerTest {
         assertThat(produce.recordAndGetThrottleTimeMs(ALICE, "limited", 1, now.get())).isZero();
     }
 
+    /**
+     * request_percentage as Apache's ClientRequestQuotaManager: percent of one thread's time over
+     * the window, the delay bounded to one window sample (quota.window.size.seconds).
+     */
+    @Test
+    void aRequestQuotaDelayIsAtMostOneWindowSample() {
+        QuotaManager request = new QuotaManager("request_percentage", "Request", () -> published, time, 11, 1);
+        try {
+            quota(null, "busy", "request_percentage", 1);
+            // 5 thread-milliseconds (0.5) over 10 s: 0.05 % of a thread, within 1 %.
+            assertThat(request.recordAndGetThrottleTimeMs(ALICE, "busy", 0.5, now.get())).isZero();
+            // 2 thread-seconds more (200): 20 % against 1 %, X = 19 × 10 s, bounded to 1 s.
+            assertThat(request.recordAndGetThrottleTimeMs(ALICE, "busy", 200, now.get())).isEqualTo(1_000);
+            assertThat(produce.recordAndGetThrottleTimeMs(ALICE, "busy", 1e12, now.get())).as("a byte rate quota is another key").isZero();
+            assertThat(ClientQuotas.percentage(5_000_000)).as("5 ms of a thread, as Apache's NanosToPercentagePerSecond").isEqualTo(0.5);
+            assertThat(ClientQuotas.percentage(2_000_000_000L)).isEqualTo(200);
+        } finally {
+            request.close();
+        }
+    }
+
     @Test
     void anUnrecordedFetchIsTakenBackAndTheWindowBoundsOneResponse() {
         quota(null, "limited", "producer_byte_rate", 1000);
