@@ -92,6 +92,8 @@ final class BrokerConfigs {
                 b.maxConnectionsPerIpOverrides().orElse(""), "Connections named hosts or addresses may hold, instead of max.connections.per.ip."));
         out.add(new Entry("max.connections", ConfigType.INT, "kaas.broker.max-connections", Integer.toString(b.maxConnections()),
                 "Connections the broker holds in all."));
+        out.add(new Entry("max.connection.creation.rate", ConfigType.INT, "kaas.broker.max-connection-creation-rate",
+                Integer.toString(b.maxConnectionCreationRate()), "Connections accepted per second over every listener; past it they wait."));
         out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
                 "The most bytes one Fetch answers."));
         out.add(new Entry("authorizer.class.name", ConfigType.STRING, "kaas.broker.authorizer-class-name",

@@ -139,6 +139,14 @@ public interface BrokerConfig {
         @WithDefault("2147483647")
         int maxConnections();
 
+        /**
+         * Apache {@code max.connection.creation.rate}: connections accepted per second over every
+         * listener; past it new connections wait before they are served (per listener:
+         * {@code listener.name.<listener>.max.connection.creation.rate}).
+         */
+        @WithDefault("2147483647")
+        int maxConnectionCreationRate();
+
         /** Apache {@code fetch.max.bytes}: a Fetch response holds at most this many record bytes (the first batch whole, KIP-74). */
         @WithDefault("57671680")
         int fetchMaxBytes();

@@ -15,13 +15,14 @@ import org.apache.kafka.common.utils.Utils;
  * before it can send a byte, as Apache's {@code ConnectionQuotas} closes one above its address's
  * limit. (Above {@code max.connections} Apache instead stops accepting until a connection closes,
  * leaving new ones in the listen backlog; kaas cannot stop its event loops accepting, so it closes
- * them and the client reconnects after its back-off.) Counts span every listener. Thread-safe:
- * every event loop shares one instance.
+ * them and the client reconnects after its back-off.) Counts span every listener; a listener may
+ * have a limit of its own ({@code listener.name.<listener>.max.connections}), enforced the same
+ * way. Thread-safe: every event loop shares one instance.
  */
 public final class ConnectionLimits {
     /** Why a connection was refused, for the log line. */
     public enum Refusal {
-        NONE, PER_IP, TOTAL
+        NONE, PER_IP, TOTAL, LISTENER
     }
 
     private final int maxPerIp;
@@ -29,6 +30,9 @@ public final class ConnectionLimits {
     private final int maxTotal;
     private final AtomicInteger total = new AtomicInteger();
     private final ConcurrentHashMap<String, Integer> open = new ConcurrentHashMap<>();
+    /** {@code listener.name.<listener>.max.connections} by upper-cased listener name, and each one's open count. */
+    private final Map<String, Integer> maxPerListener;
+    private final ConcurrentHashMap<String, AtomicInteger> perListener = new ConcurrentHashMap<>();
 
     public ConnectionLimits(int maxPerIp) {
         this(maxPerIp, Map.of(), Integer.MAX_VALUE);
@@ -36,6 +40,14 @@ public final class ConnectionLimits {
 
     /** @param overrides per address literal (as {@link #parseOverrides} makes them) */
     public ConnectionLimits(int maxPerIp, Map<String, Integer> overrides, int maxTotal) {
+        this(maxPerIp, overrides, maxTotal, Map.of());
+    }
+
+    /** @param maxPerListener {@code listener.name.<listener>.max.connections} by listener name (any case) */
+    public ConnectionLimits(int maxPerIp, Map<String, Integer> overrides, int maxTotal, Map<String, Integer> maxPerListener) {
+        Map<String, Integer> listeners = new HashMap<>();
+        maxPerListener.forEach((name, max) -> listeners.put(name.toUpperCase(java.util.Locale.ROOT), max));
+        this.maxPerListener = Map.copyOf(listeners);
         this.maxPerIp = maxPerIp;
         this.overrides = Map.copyOf(overrides);
         this.maxTotal = maxTotal;
@@ -93,6 +105,35 @@ public final class ConnectionLimits {
 
     /** As {@link #tryOpen}, saying which limit refused it. */
     public Refusal admit(String ip) {
+        return admit(null, ip);
+    }
+
+    /** Counts a new connection on {@code listener} (null: none named) from {@code ip}, or says which limit refused it. */
+    public Refusal admit(String listener, String ip) {
+        AtomicInteger onListener = listenerCount(listener);
+        if (onListener != null && onListener.incrementAndGet() > maxPerListener.get(key(listener))) {
+            onListener.decrementAndGet();
+            return Refusal.LISTENER;
+        }
+        Refusal refused = admitOnBroker(ip);
+        if (refused != Refusal.NONE && onListener != null) {
+            onListener.decrementAndGet();
+        }
+        return refused;
+    }
+
+    private static String key(String listener) {
+        return listener.toUpperCase(java.util.Locale.ROOT);
+    }
+
+    private AtomicInteger listenerCount(String listener) {
+        if (listener == null || !maxPerListener.containsKey(key(listener))) {
+            return null;
+        }
+        return perListener.computeIfAbsent(key(listener), k -> new AtomicInteger());
+    }
+
+    private Refusal admitOnBroker(String ip) {
         if (total.incrementAndGet() > maxTotal) {
             total.decrementAndGet();
             return Refusal.TOTAL;
@@ -116,6 +157,15 @@ public final class ConnectionLimits {
 
     /** A counted connection from {@code ip} closed. */
     public void closed(String ip) {
+        closed(null, ip);
+    }
+
+    /** A counted connection on {@code listener} from {@code ip} closed. */
+    public void closed(String listener, String ip) {
+        AtomicInteger onListener = listenerCount(listener);
+        if (onListener != null) {
+            onListener.decrementAndGet();
+        }
         open.computeIfPresent(ip, (k, n) -> n <= 1 ? null : n - 1);
         total.decrementAndGet();
     }

@@ -16,7 +16,9 @@ import io.vertx.core.net.NetServerOptions;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -40,6 +42,7 @@ public class KafkaListeners {
     private final List<String> deployments = new ArrayList<>();
     private final RequestMemory memory;
     private final ConnectionLimits limits;
+    private final ConnectionCreationRates creationRates;
     private final ScramCredentials scram;
     private final AccessControl access;
     private final ConnectionRates rates;
@@ -65,9 +68,41 @@ public class KafkaListeners {
         this.config = config;
         this.registry = registry;
         this.memory = new RequestMemory(config.broker().queuedMaxRequestBytes());
+        Map<String, Integer> perListener = new HashMap<>();
+        Map<String, Integer> ratePerListener = new HashMap<>();
+        for (ListenerSpec spec : ListenerSpec.parseList(config.broker().listeners())) {
+            listenerInt(spec.name(), "max.connections").ifPresent(max -> perListener.put(spec.name(), max));
+            listenerInt(spec.name(), "max.connection.creation.rate").ifPresent(rate -> ratePerListener.put(spec.name(), rate));
+        }
         this.limits = new ConnectionLimits(config.broker().maxConnectionsPerIp(),
                 ConnectionLimits.parseOverrides(config.broker().maxConnectionsPerIpOverrides().orElse(""), config.broker().maxConnectionsPerIp()),
-                config.broker().maxConnections());
+                config.broker().maxConnections(), perListener);
+        if (config.broker().maxConnectionCreationRate() < 0) {
+            throw new IllegalArgumentException("Invalid value " + config.broker().maxConnectionCreationRate()
+                    + " for configuration max.connection.creation.rate: Value must be at least 0");
+        }
+        this.creationRates = new ConnectionCreationRates(config.broker().maxConnectionCreationRate(), ratePerListener,
+                org.apache.kafka.common.utils.Time.SYSTEM, (ms, task) -> vertx.setTimer(ms, id -> task.run()),
+                config.broker().quotaWindowNum(), config.broker().quotaWindowSizeSeconds());
+    }
+
+    /** A listener's own limit, {@code listener.name.<listener>.<name>} (Apache lower-cases the listener there), at least 0. */
+    static Optional<Integer> listenerInt(String listener, String name) {
+        String key = "listener.name." + listener.toLowerCase(java.util.Locale.ROOT) + "." + name;
+        Optional<String> raw = ConfigProvider.getConfig().getOptionalValue(key, String.class);
+        if (raw.isEmpty()) {
+            return Optional.empty();
+        }
+        int value;
+        try {
+            value = Integer.parseInt(raw.get().trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("Invalid value " + raw.get() + " for configuration " + key + ": Not a number of type INT");
+        }
+        if (value < 0) {
+            throw new IllegalArgumentException("Invalid value " + value + " for configuration " + key + ": Value must be at least 0");
+        }
+        return Optional.of(value);
     }
 
     void onStart(@Observes StartupEvent ev) throws Exception {
@@ -149,46 +184,78 @@ public class KafkaListeners {
             }
             vertx.createNetServer(options)
                     .connectHandler(socket -> {
-                        String ip = socket.remoteAddress().hostAddress();
-                        long throttle = rates.throttleMs(ip);
-                        if (throttle > 0) {
-                            // Apache's ConnectionThrottledException: not served, not counted, closed after the delay. What
-                            // arrives meanwhile is dropped (pausing would buffer it); past a bound, closed at once.
-                            LOG.debugf("closing connection in %d ms: connection_creation_rate reached client=/%s", throttle, ip);
-                            socket.handler(bytes -> { });
-                            socket.exceptionHandler(e -> { });
-                            if (heldBack.incrementAndGet() > MAX_HELD_BACK) {
-                                heldBack.decrementAndGet();
-                                socket.close();
+                        if (!creationRates.limits(spec.name())) {
+                            accept(socket);
+                            return;
+                        }
+                        // max.connection.creation.rate: queued until Apache's paused acceptor would have taken it. The
+                        // channel stops reading meanwhile: nothing is buffered, and a TLS handshake waits for its handler.
+                        io.netty.channel.Channel channel = ((io.vertx.core.net.impl.NetSocketInternal) socket).channelHandlerContext().channel();
+                        channel.config().setAutoRead(false);
+                        boolean[] gone = {false};
+                        socket.exceptionHandler(e -> { });
+                        socket.closeHandler(v -> gone[0] = true);
+                        boolean queued = creationRates.offer(spec.name(), () -> context.runOnContext(v -> {
+                            if (gone[0]) {
                                 return;
                             }
-                            long timer = vertx.setTimer(throttle, t -> socket.close());
-                            socket.closeHandler(v -> {
-                                heldBack.decrementAndGet();
-                                vertx.cancelTimer(timer);
-                            });
-                            return;
-                        }
-                        ConnectionLimits.Refusal refused = limits.admit(ip);
-                        if (refused != ConnectionLimits.Refusal.NONE) {
-                            LOG.debugf("closing connection: %s reached client=/%s", refused == ConnectionLimits.Refusal.TOTAL
-                                    ? "max.connections (" + config.broker().maxConnections() + ")" : "max.connections.per.ip", ip);
-                            socket.close();
-                            return;
-                        }
-                        try {
-                            new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
-                                    config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(ip), tls, sasl, access, requestQuota).start();
-                        } catch (RuntimeException e) {
-                            // Set-up failed before the connection could count its own close: count it here.
-                            LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());
-                            limits.closed(ip);
+                            socket.closeHandler(null);
+                            socket.exceptionHandler(null);
+                            accept(socket);
+                            channel.config().setAutoRead(true);
+                        }));
+                        if (!queued) {
+                            LOG.debugf("closing connection: the backlog of listener=%s is full (max.connection.creation.rate)", spec.name());
                             socket.close();
                         }
                     })
                     .listen()
                     .<Void>mapEmpty()
                     .onComplete(started);
+        }
+
+        private void accept(io.vertx.core.net.NetSocket socket) {
+            String ip = socket.remoteAddress().hostAddress();
+            long throttle = rates.throttleMs(ip);
+            if (throttle > 0) {
+                // Apache's ConnectionThrottledException: not served, not counted, closed after the delay. What
+                // arrives meanwhile is dropped (pausing would buffer it); past a bound, closed at once.
+                LOG.debugf("closing connection in %d ms: connection_creation_rate reached client=/%s", throttle, ip);
+                creationRates.unrecord(spec.name());
+                socket.handler(bytes -> { });
+                socket.exceptionHandler(e -> { });
+                if (heldBack.incrementAndGet() > MAX_HELD_BACK) {
+                    heldBack.decrementAndGet();
+                    socket.close();
+                    return;
+                }
+                long timer = vertx.setTimer(throttle, t -> socket.close());
+                socket.closeHandler(v -> {
+                    heldBack.decrementAndGet();
+                    vertx.cancelTimer(timer);
+                });
+                return;
+            }
+            ConnectionLimits.Refusal refused = limits.admit(spec.name(), ip);
+            if (refused != ConnectionLimits.Refusal.NONE) {
+                LOG.debugf("closing connection: %s reached client=/%s", switch (refused) {
+                    case TOTAL -> "max.connections (" + config.broker().maxConnections() + ")";
+                    case LISTENER -> "listener.name." + spec.name().toLowerCase(java.util.Locale.ROOT) + ".max.connections";
+                    default -> "max.connections.per.ip";
+                }, ip);
+                socket.close();
+                return;
+            }
+            try {
+                new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
+                        config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(spec.name(), ip), tls, sasl, access,
+                        requestQuota).start();
+            } catch (RuntimeException e) {
+                // Set-up failed before the connection could count its own close: count it here.
+                LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());
+                limits.closed(spec.name(), ip);
+                socket.close();
+            }
         }
     }
 }

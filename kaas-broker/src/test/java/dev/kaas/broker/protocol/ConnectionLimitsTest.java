@@ -29,6 +29,23 @@ class ConnectionLimitsTest {
         assertThat(limits.open("10.0.0.1")).isZero();
     }
 
+    /** listener.name.<listener>.max.connections: its own listener only; a refusal elsewhere gives its slot back. */
+    @Test
+    void aListenersOwnLimitCountsItsConnectionsOnly() {
+        ConnectionLimits limits = new ConnectionLimits(2, java.util.Map.of(), Integer.MAX_VALUE, java.util.Map.of("client", 2));
+        assertThat(limits.admit("CLIENT", "10.0.0.1")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("CLIENT", "10.0.0.2")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("CLIENT", "10.0.0.3")).isEqualTo(ConnectionLimits.Refusal.LISTENER);
+        assertThat(limits.admit("INTERNAL", "10.0.0.3")).as("another listener").isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.total()).isEqualTo(3);
+        limits.closed("client", "10.0.0.1");
+        // The listener has room now, but the address is at its own limit: the listener's slot is given back.
+        assertThat(limits.admit("INTERNAL", "10.0.0.3")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("client", "10.0.0.3")).isEqualTo(ConnectionLimits.Refusal.PER_IP);
+        assertThat(limits.admit("client", "10.0.0.4")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("client", "10.0.0.5")).isEqualTo(ConnectionLimits.Refusal.LISTENER);
+    }
+
     @Test
     void theBrokerWideLimitCountsEveryAddressAndAClosedConnectionFreesItsSlot() {
         ConnectionLimits limits = new ConnectionLimits(Integer.MAX_VALUE, java.util.Map.of(), 3);

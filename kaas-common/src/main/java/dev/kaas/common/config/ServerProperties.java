@@ -60,6 +60,7 @@ public final class ServerProperties {
             new Setting("max.connections.per.ip", "kaas.broker.max-connections-per-ip", Kind.INT, 0L),
             new Setting("max.connections.per.ip.overrides", "kaas.broker.max-connections-per-ip-overrides", Kind.STRING),
             new Setting("max.connections", "kaas.broker.max-connections", Kind.INT, 0L),
+            new Setting("max.connection.creation.rate", "kaas.broker.max-connection-creation-rate", Kind.INT, 0L),
             new Setting("fetch.max.bytes", "kaas.broker.fetch-max-bytes", Kind.INT, 1024L),
             new Setting("authorizer.class.name", "kaas.broker.authorizer-class-name", Kind.STRING),
             new Setting("super.users", "kaas.broker.super-users", Kind.STRING),
@@ -219,8 +220,8 @@ public final class ServerProperties {
                 if (!(name.equals("log.dir") && raw.containsKey("log.dirs"))) {
                     out.put(s.kaasKey(), converted);
                 }
-            } else if (topicDefaultNames.contains(name) || tls(name) || sasl(name)) {
-                // Read by the broker under the Apache name itself (TopicDefaults; the SSL and SASL listeners' settings).
+            } else if (topicDefaultNames.contains(name) || tls(name) || sasl(name) || listenerLimit(name)) {
+                // Read by the broker under the Apache name itself (TopicDefaults; the SSL and SASL listeners' settings, a listener's limits).
                 out.put(name, value);
             } else if (!name.equals("controller.listener.names") || controllerListeners.isEmpty()) {
                 notRead.add(name);
@@ -257,6 +258,15 @@ public final class ServerProperties {
         names.add("ssl.allow.dn.changes");
         names.add("ssl.allow.san.changes");
         return Set.copyOf(names);
+    }
+
+    /**
+     * A listener's own connection limit: {@code listener.name.client.max.connections} or
+     * {@code ….max.connection.creation.rate}, the listener lower-cased as Apache's prefix has it
+     * (another spelling Apache never reads, so neither does kaas: it is reported).
+     */
+    static boolean listenerLimit(String name) {
+        return name.matches("listener\\.name\\.[^.A-Z]+\\.(max\\.connections|max\\.connection\\.creation\\.rate)");
     }
 
     /** An SSL listener's setting, plain ({@code ssl.keystore.location}) or for one listener ({@code listener.name.client.ssl.…}). */

@@ -103,6 +103,17 @@ class ServerPropertiesTest {
     }
 
     @Test
+    void connectionLimitsOfTheBrokerAndOfEachListenerAreRead() throws Exception {
+        var t = ServerProperties.translate(Map.of("max.connection.creation.rate", "50", "listener.name.client.max.connections", "100",
+                "listener.name.client.max.connection.creation.rate", "10", "listener.name.client.max.connection.rate", "1",
+                "listener.name.CLIENT.max.connections", "5"));
+        assertThat(t.properties()).containsEntry("kaas.broker.max-connection-creation-rate", "50")
+                .containsEntry("listener.name.client.max.connections", "100")
+                .containsEntry("listener.name.client.max.connection.creation.rate", "10");
+        assertThat(t.notRead()).containsExactlyInAnyOrder("listener.name.client.max.connection.rate", "listener.name.CLIENT.max.connections");
+    }
+
+    @Test
     void anSslListenersSettingsReachTheBrokerUnderTheirApacheNames() throws Exception {
         var t = ServerProperties.translate(Map.of("listeners", "CLIENT://:9093", "listener.security.protocol.map", "CLIENT:SSL",
                 "ssl.keystore.location", "/etc/kaas/tls/keystore.p12", "ssl.keystore.password", "secret",
