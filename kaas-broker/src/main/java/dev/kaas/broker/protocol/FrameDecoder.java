@@ -77,7 +77,18 @@ final class FrameDecoder {
         }
     }
 
-    /** A size no request can have: the connection must close, as Apache's {@code InvalidReceiveException}. */
+    /**
+     * This connection in the budget's queue: one identity whatever the caller passes to
+     * {@link #poll}, which runs the wake-up the last poll gave.
+     */
+    private final Runnable waiter = () -> {
+        Runnable w = this.wake;
+        if (w != null) {
+            w.run();
+        }
+    };
+    private volatile Runnable wake;
+
     /** The largest frame read from now on. */
     void maxFrameBytes(int bytes) {
         this.maxFrameBytes = bytes;
@@ -152,7 +163,8 @@ final class FrameDecoder {
             if (buffered() < Math.min(announced, GRACE)) {
                 return null;
             }
-            if (!memory.tryReserve(announced, onMemory)) {
+            wake = onMemory;
+            if (!memory.tryReserve(announced, waiter)) {
                 awaitingMemory = true;
                 return null;
             }
@@ -177,7 +189,7 @@ final class FrameDecoder {
         input.clear();
         tail = null;
         inputBytes = 0;
-        memory.cancel(onMemory);
+        memory.cancel(waiter);
         if (body != null) {
             memory.release(body.capacity());
             body = null;

@@ -162,8 +162,10 @@ class FrameDecoderTest {
 
         decoders.get(0).close(NO_WAKE);
 
-        assertThat(memory.reserved()).as("a closed connection gives its partial frame's bytes back").isEqualTo(frameSize);
-        assertThat(woken.get()).as("every waiting connection is told to try again").isEqualTo(18);
+        assertThat(memory.reserved()).as("a closed connection gives its partial frame's bytes back, to the first in line")
+                .isEqualTo(2L * frameSize);
+        assertThat(woken.get()).as("only the one they were reserved for is woken").isEqualTo(1);
+        assertThat(memory.waiting()).isEqualTo(17);
         FrameDecoder next = decoders.get(2);
         assertThat(next.poll(woken::incrementAndGet)).isNull();
         assertThat(next.awaitingMemory()).isFalse();
