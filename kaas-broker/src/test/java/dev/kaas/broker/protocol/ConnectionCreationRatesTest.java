@@ -2,14 +2,12 @@ package dev.kaas.broker.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kaas.broker.quota.FakeTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,28 +15,8 @@ import org.junit.jupiter.api.Test;
  * a listener's acceptor, on a fake clock and timer.
  */
 class ConnectionCreationRatesTest {
-    final AtomicLong now = new AtomicLong(1_800_000_000_000L);
-    final Time time = new Time() {
-        @Override
-        public long milliseconds() {
-            return now.get();
-        }
-
-        @Override
-        public long nanoseconds() {
-            return TimeUnit.MILLISECONDS.toNanos(now.get());
-        }
-
-        @Override
-        public void sleep(long ms) {
-            now.addAndGet(ms);
-        }
-
-        @Override
-        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException();
-        }
-    };
+    final FakeTime time = new FakeTime(1_800_000_000_000L);
+    final AtomicLong now = time.now;
 
     record Due(long atMs, long order, Runnable task) {
     }

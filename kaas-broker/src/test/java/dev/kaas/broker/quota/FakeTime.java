@@ -4,11 +4,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.common.utils.Time;
 
-/** kafka-clients' Time on a clock the test moves. */
-final class FakeTime implements Time {
-    final AtomicLong now;
+/** kafka-clients' Time on a clock the test moves (also for the protocol package's connection rates). */
+public final class FakeTime implements Time {
+    public final AtomicLong now;
 
-    FakeTime(long startMs) {
+    public FakeTime(long startMs) {
         this.now = new AtomicLong(startMs);
     }
 
