@@ -279,6 +279,27 @@ public final class KaasCluster implements AutoCloseable {
         return broker.pid();
     }
 
+    /**
+     * The broker's resident set after a full collection (jcmd GC.run), from /proc: what it
+     * holds, with garbage not counted.
+     */
+    public long brokerRssAfterGc() throws Exception {
+        long pid = brokerPid();
+        Path jcmd = Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");
+        Process gc = new ProcessBuilder(jcmd.toString(), String.valueOf(pid), "GC.run").redirectErrorStream(true).start();
+        gc.getInputStream().readAllBytes();
+        if (!gc.waitFor(60, TimeUnit.SECONDS)) {
+            gc.destroyForcibly();
+            throw new IllegalStateException("jcmd GC.run did not finish");
+        }
+        for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid), "status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        throw new IllegalStateException("no VmRSS for " + pid);
+    }
+
     public boolean brokerAlive() {
         return broker != null && broker.isAlive();
     }

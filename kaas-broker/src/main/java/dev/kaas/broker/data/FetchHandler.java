@@ -168,9 +168,10 @@ public class FetchHandler implements ApiHandler {
             } finally {
                 ctx.throttle().addThreadNanos(System.nanoTime() - started);
             }
-            // As Apache: min_bytes above the response budget could never be met.
+            // As Apache: min_bytes above the response budget could never be met. And as Apache's
+            // fetchMessages, a fetch that asks for no partition, or for min_bytes <= 0, is answered at once.
             int minBytes = Math.min(data.minBytes(), budget);
-            boolean enough = c.bytes >= Math.max(1, minBytes) || c.error || data.maxWaitMs() <= 0 || expired;
+            boolean enough = c.bytes >= minBytes || c.error || data.maxWaitMs() <= 0 || expired || asksForNothing();
             if (enough) {
                 finish();
                 FetchResponseData answer;
@@ -195,6 +196,10 @@ public class FetchHandler implements ApiHandler {
                 // would sit out its whole max wait with the bytes it waits for already there.
                 partitions.storage().execute(() -> attempt(false));
             }
+        }
+
+        private boolean asksForNothing() {
+            return data.topics().stream().allMatch(t -> t.partitions().isEmpty());
         }
 
         /**

@@ -91,6 +91,39 @@ class FetchWakeupTest {
         assertThat(resp.responses().get(0).partitions().get(0).highWatermark()).isEqualTo(1);
     }
 
+    /**
+     * As Apache's fetchMessages: a fetch with nothing to wait for is answered at once, whatever its
+     * max wait: min_bytes 0 (even with no data), or no partition asked for.
+     */
+    @Test
+    void aFetchWithMinBytesZeroOrNoPartitionIsAnsweredAtOnce() throws Exception {
+        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        ClusterView view = new ClusterView(config);
+        Partitions partitions = new Partitions(config);
+        view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "b1", 9091, "PLAINTEXT")))),
+                List.of(new TopicAssignment(new TopicSpec(TOPIC, TOPIC_ID.toString(), 1, Map.of()), List.of(new PartitionAssignment(0, 1, 1)))),
+                List.of(), List.of()));
+        TopicPartition tp = new TopicPartition(TOPIC, 0);
+        log = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 0), tp, TOPIC_ID.toString(),
+                1, 1, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
+        partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
+        FetchHandler fetch = new FetchHandler(partitions, view, new FetchWaiters(partitions), config, new ClientQuotas(view, config));
+        short v = 12;
+        var minBytesZero = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(20_000).setMinBytes(0).setMaxBytes(1 << 20)
+                .setSessionEpoch(-1).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic(TOPIC).setPartitions(List.of(
+                        new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20)))));
+        var noPartition = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(20_000).setMinBytes(1).setMaxBytes(1 << 20).setSessionEpoch(-1);
+
+        for (FetchRequestData req : List.of(minBytesZero, noPartition)) {
+            long start = System.nanoTime();
+            var resp = (FetchResponseData) fetch.handle(new RequestContext(new RequestHeader(ApiKeys.FETCH, v, "t", 1), "PLAINTEXT", "/127.0.0.1"),
+                    FetchRequest.parse(LeaderRedirectionTest.encode(req, v), v)).toCompletableFuture().get(30, TimeUnit.SECONDS);
+
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("answered without waiting out 20 s").isLessThan(5_000);
+            assertThat(resp.errorCode()).isZero();
+        }
+    }
+
     static java.util.concurrent.CompletableFuture<org.apache.kafka.common.protocol.ApiMessage> produceOne(ProduceHandler produce) {
         return produceOne(produce, new RequestContext(new RequestHeader(ApiKeys.PRODUCE, (short) 9, "t", 2), "PLAINTEXT", "/127.0.0.1"));
     }
