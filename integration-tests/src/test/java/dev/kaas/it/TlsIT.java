@@ -182,6 +182,20 @@ class TlsIT {
             admin.createTopics(List.of(new NewTopic("tls-matrix", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
         List<String> sent = produce(cluster.clientProps(), "tls-matrix", 300);
+        // Then about 400 KiB that lz4 cannot shrink: each response spans several of the 64 KiB chunks a TLS fetch is sent in.
+        java.util.Random random = new java.util.Random(7);
+        Properties big = cluster.clientProps();
+        big.put("compression.type", "lz4");
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(big, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 100; i++) {
+                byte[] raw = new byte[3000];
+                random.nextBytes(raw);
+                String v = java.util.Base64.getEncoder().encodeToString(raw);
+                p.send(new ProducerRecord<>("tls-matrix", 0, "big" + i, v));
+                sent.add(v);
+            }
+            p.flush();
+        }
         Uuid topicId;
         try (Admin admin = Admin.create(cluster.clientProps())) {
             topicId = admin.describeTopics(List.of("tls-matrix")).allTopicNames().get(30, TimeUnit.SECONDS).get("tls-matrix").topicId();
@@ -211,6 +225,65 @@ class TlsIT {
                     }
                 }
                 assertThat(values).as("fetch v%d over TLS", v).containsExactlyElementsOf(sent);
+            }
+        }
+    }
+
+    /**
+     * Consumers that ask for large fetches over TLS and never read the answers: the broker sends
+     * each response's records from the file as the socket takes them, so it holds a chunk per
+     * connection, not the responses (which would be 20 x 16 MiB here), and a normal TLS consumer
+     * is served meanwhile.
+     */
+    @Test
+    void neverReadingTlsConsumersHoldNoFetchResponseInTheBrokersHeap() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic("tls-big", 1, (short) 1), new NewTopic("tls-small", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        Properties p = cluster.clientProps();
+        p.put("batch.size", String.valueOf(256 * 1024));
+        p.put("linger.ms", "5");
+        java.util.Random random = new java.util.Random(11);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            for (int i = 0; i < 160; i++) {
+                byte[] value = new byte[100_000];
+                random.nextBytes(value);
+                producer.send(new ProducerRecord<>("tls-big", 0, null, value));
+            }
+            producer.flush();
+        }
+        long before = cluster.brokerRssAfterGc();
+        SSLContext ctx = tlsContext(ca.truststore());
+        List<java.net.Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                java.net.Socket raw = new java.net.Socket();
+                raw.setReceiveBufferSize(4096);
+                raw.connect(new java.net.InetSocketAddress("127.0.0.1", sslPort), 5000);
+                SSLSocket s = (SSLSocket) ctx.getSocketFactory().createSocket(raw, "127.0.0.1", sslPort, true);
+                s.startHandshake();
+                held.add(s);
+                var fetch = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(1).setMaxBytes(Integer.MAX_VALUE)
+                        .setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("tls-big").setPartitions(List.of(
+                                new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(Integer.MAX_VALUE)))));
+                // Pipelined: every request is in before the first answer stalls.
+                for (int r = 0; r < 5; r++) {
+                    s.getOutputStream().write(RawClient.frame(ApiKeys.FETCH, (short) 12, r, fetch).array());
+                }
+                s.getOutputStream().flush();
+            }
+            // What the broker would hold is made (and stuck) within moments; a normal consumer meanwhile:
+            List<String> sent = produce(ssl(sslPort, null), "tls-small", 50);
+            assertThat(consume(ssl(sslPort, null), "tls-small", 50)).containsExactlyElementsOf(sent);
+            long after = cluster.brokerRssAfterGc();
+            System.out.printf("never-reading TLS consumers: broker RSS %d MiB -> %d MiB (+%d MiB)%n", before >> 20, after >> 20,
+                    (after - before) >> 20);
+            assertThat(after - before).as("broker RSS growth with 20 TLS consumers of a 16 MB fetch not reading").isLessThan(96L << 20);
+            assertThat(cluster.brokerAlive()).isTrue();
+        } finally {
+            for (java.net.Socket s : held) {
+                s.close();
             }
         }
     }
@@ -248,6 +321,14 @@ class TlsIT {
 
     /** A TLS connection to {@code port} on loopback, trusting the test CA of {@code truststore}, handshake done. */
     static SSLSocket tlsSocket(Path truststore, int port) throws Exception {
+        SSLSocket s = (SSLSocket) tlsContext(truststore).getSocketFactory().createSocket("127.0.0.1", port);
+        s.setSoTimeout(15_000);
+        s.startHandshake();
+        return s;
+    }
+
+    /** A client TLS context trusting the test CA of {@code truststore}. */
+    static SSLContext tlsContext(Path truststore) throws Exception {
         KeyStore trust = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(truststore)) {
             trust.load(in, TestCerts.PASSWORD.toCharArray());
@@ -256,10 +337,7 @@ class TlsIT {
         tmf.init(trust);
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(null, tmf.getTrustManagers(), null);
-        SSLSocket s = (SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", port);
-        s.setSoTimeout(15_000);
-        s.startHandshake();
-        return s;
+        return ctx;
     }
 
     static X509Certificate serverCertificate(int port) throws Exception {

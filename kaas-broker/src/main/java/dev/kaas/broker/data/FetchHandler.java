@@ -110,8 +110,6 @@ public class FetchHandler implements ApiHandler {
         final FetchRequestData data;
         final short version;
         final String listenerName;
-        /** Records may go from the file to the socket as they are (not over TLS). */
-        final boolean zeroCopy;
         final CompletableFuture<ApiMessage> result = new CompletableFuture<>();
         final AtomicBoolean busy = new AtomicBoolean();
         final List<TopicPartition> parked = new ArrayList<>();
@@ -133,7 +131,6 @@ public class FetchHandler implements ApiHandler {
             this.ctx = ctx;
             this.version = ctx.apiVersion();
             this.listenerName = ctx.listenerName();
-            this.zeroCopy = ctx.zeroCopy();
             double quotaWindow = quotas.fetch().maxValueInQuotaWindow(ctx.principal(), ctx.clientId());
             this.budget = (int) Math.min(responseBudget(version, data.maxBytes(), fetchMaxBytes), quotaWindow);
         }
@@ -294,12 +291,10 @@ public class FetchHandler implements ApiHandler {
                     try {
                         if (limit <= 0 && total > 0) {
                             records = MemoryRecords.EMPTY;
-                        } else if (version >= 4 && zeroCopy) {
-                            // Clients of v4+ read the stored v2 batches as they are: send them from the file.
-                            records = log.readSlice(fp.fetchOffset(), limit, total == 0, upTo);
                         } else if (version >= 4) {
-                            // Over TLS the bytes are encrypted in the heap anyway: read them here, off the event loop.
-                            records = log.read(fp.fetchOffset(), limit, total == 0, upTo);
+                            // Clients of v4+ read the stored v2 batches as they are: send them from the file
+                            // (zero-copy, or through TLS a chunk at a time as the socket takes them).
+                            records = log.readSlice(fp.fetchOffset(), limit, total == 0, upTo);
                         } else {
                             byte magic = MessageFormats.magicForFetchVersion(version);
                             records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic, fp.fetchOffset());

@@ -7,6 +7,7 @@ import dev.kaas.broker.storage.FileSlice;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -40,6 +41,11 @@ final class Connection implements RequestPipeline.Transport {
     /** The connection's SASL authentication, or null on a listener without SASL. */
     private final SaslSession sasl;
     private final int maxFrameBytes;
+    private final Executor loop;
+    /** Where a TLS connection's segment reads run (they block; the loop must not). */
+    private final Executor sliceReader;
+    /** On a TLS connection, streams segment bytes through the TLS handler as the socket takes them; null otherwise. */
+    private final ChunkedWriteHandler chunks;
     /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
     private KafkaPrincipal principal = KafkaPrincipal.ANONYMOUS;
     private boolean paused;
@@ -52,7 +58,7 @@ final class Connection implements RequestPipeline.Transport {
      */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
             int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access,
-            RequestQuota requestQuota) {
+            RequestQuota requestQuota, Executor sliceReader) {
         this.tls = tls;
         this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
         this.maxFrameBytes = maxFrameBytes;
@@ -72,6 +78,9 @@ final class Connection implements RequestPipeline.Transport {
         this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight, this.sasl,
                 sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access, requestQuota);
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
+        this.loop = loop;
+        this.sliceReader = sliceReader;
+        this.chunks = tls == null ? null : new ChunkedWriteHandler();
     }
 
     void start() {
@@ -104,7 +113,10 @@ final class Connection implements RequestPipeline.Transport {
         SslHandler handler = new SslHandler(engine);
         // Apache gives a handshake no deadline of its own; connections.max.idle.ms (the socket's idle timeout) bounds it.
         handler.setHandshakeTimeoutMillis(0);
-        ((NetSocketInternal) socket).channelHandlerContext().pipeline().addFirst("kaas-tls", handler);
+        io.netty.channel.ChannelPipeline channel = ((NetSocketInternal) socket).channelHandlerContext().pipeline();
+        channel.addFirst("kaas-tls", handler);
+        // Behind the TLS handler: segment bytes go out as SliceChunks, in order with the buffers around them.
+        channel.addAfter("kaas-tls", "kaas-chunks", chunks);
         handler.handshakeFuture().addListener(done -> {
             if (!done.isSuccess()) {
                 LOG.debugf("TLS handshake failed listener=%s client=%s: %s", tls.listener(), clientHost, done.cause());
@@ -228,16 +240,19 @@ final class Connection implements RequestPipeline.Transport {
     @Override
     public void write(FileSlice slice) {
         if (tls != null) {
-            // Fetch reads records into the heap for a TLS connection (RequestContext.zeroCopy), off the loop: a file region here is a bug.
-            LOG.errorf("closing connection: a file region cannot go through TLS client=%s", clientHost);
-            close();
+            // TLS encrypts in the heap: the slice is read a chunk at a time, off the loop, as the socket takes it.
+            ((NetSocketInternal) socket).writeMessage(new SliceChunks(slice, sliceReader, loop, chunks::resumeTransfer)).onFailure(e -> {
+                // Part of the response may be out: the connection cannot go on (the client refetches), as a failed sendfile.
+                LOG.debugf("closing connection: a fetched slice could not be sent client=%s: %s", clientHost, e.toString());
+                close();
+            });
             return;
         }
         // Zero-copy: the kernel moves segment bytes to the socket (sendfile), in order with the
         // buffers around it. Vert.x 4's public API only sends files by path (NetSocket.sendFile
         // opens the file again on every call, and a segment may be deleted by retention after
         // its slice was read); writing a Netty FileRegion over the segment's open channel needs
-        // NetSocketInternal.writeMessage. This cast is the only use of a Vert.x internal type.
+        // NetSocketInternal.writeMessage (Vert.x's internal type, as for the TLS handlers above).
         ((NetSocketInternal) socket).writeMessage(new SegmentRegion(slice));
     }
 

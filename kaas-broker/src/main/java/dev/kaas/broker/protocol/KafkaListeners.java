@@ -58,6 +58,16 @@ public class KafkaListeners {
         return t;
     });
 
+    /**
+     * Reads segment bytes for Fetch responses that go through TLS ({@link SliceChunks}): blocking
+     * file reads, kept off the event loops. Page-cache reads of one chunk each, so two threads.
+     */
+    private final java.util.concurrent.ExecutorService sliceReader = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "kaas-tls-slice-read");
+        t.setDaemon(true);
+        return t;
+    });
+
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access,
                           ConnectionRates rates, RequestQuota requestQuota) {
         this.rates = rates;
@@ -152,6 +162,7 @@ public class KafkaListeners {
 
     void onStop(@Observes ShutdownEvent ev) {
         reloads.shutdownNow();
+        sliceReader.shutdownNow();
         saslEndpoints.forEach(SaslEndpoint::close);
         for (String id : deployments) {
             try {
@@ -249,7 +260,7 @@ public class KafkaListeners {
             try {
                 new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
                         config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(spec.name(), ip), tls, sasl, access,
-                        requestQuota).start();
+                        requestQuota, sliceReader).start();
             } catch (RuntimeException e) {
                 // Set-up failed before the connection could count its own close: count it here.
                 LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());

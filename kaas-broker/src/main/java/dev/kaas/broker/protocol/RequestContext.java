@@ -12,7 +12,7 @@ import org.apache.kafka.common.security.auth.SecurityProtocol;
  * @param clientHost the peer address as Apache reports it to group tools ({@code /127.0.0.1})
  * @param principal who the connection authenticated as (ANONYMOUS on a PLAINTEXT listener, or a
  *                  TLS one without a client certificate)
- * @param securityProtocol the listener's protocol: over TLS, record bytes go through the heap
+ * @param securityProtocol the listener's protocol
  * @param throttle the request's size, and how long a handler found the client must wait (a quota)
  * @param access what the principal may do (the ACLs), asked where Apache's KafkaApis asks its authorizer
  */
@@ -131,11 +131,6 @@ public record RequestContext(RequestHeader header, String listenerName, String c
 
     public String clientId() {
         return header.clientId() == null ? "" : header.clientId();
-    }
-
-    /** Whether segment bytes may go from the file to the socket without a copy (not through TLS). */
-    public boolean zeroCopy() {
-        return securityProtocol == SecurityProtocol.PLAINTEXT || securityProtocol == SecurityProtocol.SASL_PLAINTEXT;
     }
 
     public short apiVersion() {

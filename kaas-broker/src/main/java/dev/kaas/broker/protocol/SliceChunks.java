@@ -1,0 +1,152 @@
+package dev.kaas.broker.protocol;
+
+import dev.kaas.broker.storage.FileSlice;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.stream.ChunkedInput;
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * A Fetch response's segment bytes on their way through TLS, which cannot take a file region:
+ * read {@link #CHUNK} bytes at a time, each read on {@code reader} (a disk read must not block
+ * the event loop), at most one chunk ahead of what the channel has taken. A Netty
+ * {@code ChunkedWriteHandler} in front of the TLS handler asks for chunks only while the channel
+ * is writable, so a consumer that stops reading holds one chunk and the socket's buffers, never
+ * its response: Apache's SSL transport sends file records through a small buffer the same way.
+ *
+ * <p>Event-loop confined: the handler calls every method on the connection's loop, and a
+ * finished read comes back to it through {@code loop} before it touches any field.
+ */
+final class SliceChunks implements ChunkedInput<ByteBuf> {
+    static final int CHUNK = 64 * 1024;
+
+    private final FileSlice slice;
+    private final Executor reader;
+    private final Executor loop;
+    /** Asks the handler for chunks again (it stops asking when a read answers nothing yet). */
+    private final Runnable resume;
+    private ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    /** Bytes asked of the file so far, the chunk being read and the one ready included. */
+    private long requested;
+    /** Bytes handed to the channel. */
+    private long sent;
+    private ByteBuf ready;
+    private boolean reading;
+    private IOException failure;
+    private boolean closed;
+
+    SliceChunks(FileSlice slice, Executor reader, Executor loop, Runnable resume) {
+        this.slice = slice;
+        this.reader = reader;
+        this.loop = loop;
+        this.resume = resume;
+    }
+
+    @Override
+    @Deprecated
+    public ByteBuf readChunk(ChannelHandlerContext ctx) throws Exception {
+        return readChunk(ctx.alloc());
+    }
+
+    /** The next chunk if it has been read, else null (the read is under way, and {@code resume} runs when it is done). */
+    @Override
+    public ByteBuf readChunk(ByteBufAllocator allocator) throws IOException {
+        this.alloc = allocator;
+        if (failure != null) {
+            throw failure;
+        }
+        ByteBuf chunk = ready;
+        if (chunk != null) {
+            ready = null;
+            sent += chunk.readableBytes();
+        }
+        readAhead();
+        return chunk;
+    }
+
+    @Override
+    public boolean isEndOfInput() {
+        return sent == slice.size();
+    }
+
+    @Override
+    public long length() {
+        return slice.size();
+    }
+
+    @Override
+    public long progress() {
+        return sent;
+    }
+
+    /** The channel is done with this input (sent, failed or closed): a chunk read and not sent is freed. */
+    @Override
+    public void close() {
+        closed = true;
+        if (ready != null) {
+            ready.release();
+            ready = null;
+        }
+    }
+
+    private void readAhead() {
+        if (reading || ready != null || closed || requested == slice.size()) {
+            return;
+        }
+        int n = (int) Math.min(CHUNK, slice.size() - requested);
+        long at = slice.position() + requested;
+        requested += n;
+        reading = true;
+        ByteBufAllocator allocator = alloc;
+        try {
+            reader.execute(() -> {
+                ByteBuf chunk = allocator.directBuffer(n, n);
+                IOException error = null;
+                try {
+                    fill(chunk, at, n);
+                } catch (IOException | RuntimeException e) {
+                    chunk.release();
+                    chunk = null;
+                    error = e instanceof IOException io ? io : new IOException(e);
+                }
+                ByteBuf done = chunk;
+                IOException failed = error;
+                loop.execute(() -> arrived(done, failed));
+            });
+        } catch (RejectedExecutionException shuttingDown) {
+            arrived(null, new IOException("the broker is stopping", shuttingDown));
+        }
+    }
+
+    private void arrived(ByteBuf chunk, IOException error) {
+        reading = false;
+        if (closed) {
+            if (chunk != null) {
+                chunk.release();
+            }
+            return;
+        }
+        if (error != null) {
+            failure = error;
+        } else {
+            ready = chunk;
+        }
+        resume.run();
+    }
+
+    /** Reads exactly {@code n} bytes at {@code at}; the slice lies below the high watermark, so a short file is an error. */
+    private void fill(ByteBuf chunk, long at, int n) throws IOException {
+        int got = 0;
+        while (got < n) {
+            int r = chunk.writeBytes(slice.channel(), at + got, n - got);
+            if (r < 0) {
+                throw new EOFException("segment ended " + (n - got) + " bytes before the fetched slice");
+            }
+            got += r;
+        }
+    }
+}
