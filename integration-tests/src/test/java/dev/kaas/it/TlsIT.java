@@ -182,7 +182,7 @@ class TlsIT {
             admin.createTopics(List.of(new NewTopic("tls-matrix", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
         List<String> sent = produce(cluster.clientProps(), "tls-matrix", 300);
-        // Then about 400 KiB that lz4 cannot shrink: each response spans several of the 64 KiB chunks a TLS fetch is sent in.
+        // Then about 400 KiB that lz4 cannot shrink: each response spans several of the 128 KiB chunks a TLS fetch is sent in.
         java.util.Random random = new java.util.Random(7);
         Properties big = cluster.clientProps();
         big.put("compression.type", "lz4");

@@ -49,6 +49,8 @@ final class Connection implements RequestPipeline.Transport {
     /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
     private KafkaPrincipal principal = KafkaPrincipal.ANONYMOUS;
     private boolean paused;
+    /** TLS slices written and not yet fully sent. */
+    private int streaming;
     private boolean draining;
     private boolean closed;
 
@@ -241,10 +243,17 @@ final class Connection implements RequestPipeline.Transport {
     public void write(FileSlice slice) {
         if (tls != null) {
             // TLS encrypts in the heap: the slice is read a chunk at a time, off the loop, as the socket takes it.
-            ((NetSocketInternal) socket).writeMessage(new SliceChunks(slice, sliceReader, loop, chunks::resumeTransfer)).onFailure(e -> {
-                // Part of the response may be out: the connection cannot go on (the client refetches), as a failed sendfile.
-                LOG.debugf("closing connection: a fetched slice could not be sent client=%s: %s", clientHost, e.toString());
-                close();
+            streaming++;
+            ((NetSocketInternal) socket).writeMessage(new SliceChunks(slice, sliceReader, loop, chunks::resumeTransfer)).onComplete(done -> {
+                streaming--;
+                if (done.failed()) {
+                    // Part of the response may be out: the connection cannot go on (the client refetches). Closed now, as a
+                    // failed sendfile closes it: Vert.x's close would first send what is queued behind the slice.
+                    LOG.debugf("closing connection: a fetched slice could not be sent client=%s: %s", clientHost, done.cause().toString());
+                    closeNow();
+                } else if (streaming == 0) {
+                    pipeline.onWritable();
+                }
             });
             return;
         }
@@ -256,9 +265,14 @@ final class Connection implements RequestPipeline.Transport {
         ((NetSocketInternal) socket).writeMessage(new SegmentRegion(slice));
     }
 
+    /**
+     * Full while a slice is being streamed through TLS, too: what is written behind it waits in
+     * the chunked writer's queue, which the channel's writability does not count, so without this
+     * a client could have responses queued there without bound.
+     */
     @Override
     public boolean writeQueueFull() {
-        return socket.writeQueueFull();
+        return streaming > 0 || socket.writeQueueFull();
     }
 
     @Override
@@ -274,6 +288,16 @@ final class Connection implements RequestPipeline.Transport {
             decoder.close(memoryAvailable);
             socket.close();
         }
+    }
+
+    /** Closes the channel at once, dropping whatever is queued to be written. */
+    private void closeNow() {
+        if (!closed) {
+            closed = true;
+            pipeline.onClosed();
+            decoder.close(memoryAvailable);
+        }
+        ((NetSocketInternal) socket).channelHandlerContext().channel().close();
     }
 
     /** A file region over a segment's channel that must not close it: the segment owns the channel. */

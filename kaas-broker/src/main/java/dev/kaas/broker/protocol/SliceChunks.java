@@ -12,7 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A Fetch response's segment bytes on their way through TLS, which cannot take a file region:
- * read {@link #CHUNK} bytes at a time, each read on {@code reader} (a disk read must not block
+ * read {@link #CHUNK} bytes at a time into the heap, each read on {@code reader} (a disk read must not block
  * the event loop), at most one chunk ahead of what the channel has taken. A Netty
  * {@code ChunkedWriteHandler} in front of the TLS handler asks for chunks only while the channel
  * is writable, so a consumer that stops reading holds one chunk and the socket's buffers, never
@@ -22,7 +22,7 @@ import java.util.concurrent.RejectedExecutionException;
  * finished read comes back to it through {@code loop} before it touches any field.
  */
 final class SliceChunks implements ChunkedInput<ByteBuf> {
-    static final int CHUNK = 64 * 1024;
+    static final int CHUNK = 128 * 1024;
 
     private final FileSlice slice;
     private final Executor reader;
@@ -65,6 +65,10 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
             sent += chunk.readableBytes();
         }
         readAhead();
+        if (chunk == null && failure != null) {
+            // The read could not even start (the broker is stopping): nothing will resume the handler.
+            throw failure;
+        }
         return chunk;
     }
 
@@ -104,7 +108,9 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         ByteBufAllocator allocator = alloc;
         try {
             reader.execute(() -> {
-                ByteBuf chunk = allocator.directBuffer(n, n);
+                // On the heap: the JDK's SSLEngine encrypts from heap buffers (the TLS handler would copy a direct one on
+                // the event loop); the copy out of the file happens here, off it.
+                ByteBuf chunk = allocator.heapBuffer(n, n);
                 IOException error = null;
                 try {
                     fill(chunk, at, n);
@@ -115,10 +121,18 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
                 }
                 ByteBuf done = chunk;
                 IOException failed = error;
-                loop.execute(() -> arrived(done, failed));
+                try {
+                    loop.execute(() -> arrived(done, failed));
+                } catch (RejectedExecutionException loopGone) {
+                    if (done != null) {
+                        done.release();
+                    }
+                }
             });
         } catch (RejectedExecutionException shuttingDown) {
-            arrived(null, new IOException("the broker is stopping", shuttingDown));
+            // Reported by readChunk, which is running now: resuming the handler from inside it would re-enter it.
+            reading = false;
+            failure = new IOException("the broker is stopping", shuttingDown);
         }
     }
 

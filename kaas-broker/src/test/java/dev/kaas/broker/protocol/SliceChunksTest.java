@@ -69,7 +69,7 @@ class SliceChunksTest {
             channel.runPendingTasks();
         }
 
-        assertThat(readsRun).as("one read per 64 KiB, each on the reader").isEqualTo(4);
+        assertThat(readsRun).as("one read per chunk, each on the reader").isEqualTo((200_000 + SliceChunks.CHUNK - 1) / SliceChunks.CHUNK);
         assertThat(sent.isSuccess()).isTrue();
         ByteBuf out = Unpooled.buffer();
         for (ByteBuf b; (b = channel.readOutbound()) != null; ) {
@@ -142,20 +142,34 @@ class SliceChunksTest {
         channel.finishAndReleaseAll();
     }
 
+    /** A stopping broker's reader refuses the read: readChunk says so itself, without re-entering the handler. */
+    @Test
+    void aReadTheReaderRefusesFailsTheChunkAtOnce() {
+        List<Runnable> resumed = new ArrayList<>();
+        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 300_000), task -> {
+            throw new java.util.concurrent.RejectedExecutionException("stopped");
+        }, Runnable::run, () -> resumed.add(() -> { }));
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunks.readChunk(alloc)).isInstanceOf(IOException.class)
+                .hasMessageContaining("stopping");
+        assertThat(resumed).isEmpty();
+        assertThat(alloc.made).isEmpty();
+    }
+
     /** An allocator that remembers what it made, to check it was all given back. */
     static final class Tracking extends AbstractByteBufAllocator {
         final List<ByteBuf> made = new ArrayList<>();
 
         @Override
         protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
-            throw new AssertionError("chunks are read into direct buffers");
+            ByteBuf b = Unpooled.buffer(initialCapacity, maxCapacity);
+            made.add(b);
+            return b;
         }
 
         @Override
         protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
-            ByteBuf b = Unpooled.directBuffer(initialCapacity, maxCapacity);
-            made.add(b);
-            return b;
+            throw new AssertionError("chunks are read into the heap");
         }
 
         @Override
