@@ -263,6 +263,69 @@ class ProtocolLimitsIT {
         }
     }
 
+    /**
+     * As Apache's dynamic connection quotas: {@code kafka-configs.sh --entity-type brokers
+     * --entity-default --alter --add-config max.connections.per.ip=…} limits the connections
+     * accepted from then on (open ones are kept), DescribeConfigs shows the value with its
+     * source, and deleting it brings the static limit back.
+     */
+    @Test
+    void thePerAddressLimitChangedAtRunTimeAppliesToNewConnections() throws Exception {
+        var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");
+        var broker = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER,
+                "1");
+        List<Socket> open = new ArrayList<>();
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            for (int i = 0; i < 3; i++) {
+                Socket s = connectFrom("127.0.0.46");
+                open.add(s);
+                assertThat(apiVersions(s).data().errorCode()).isZero();
+            }
+            admin.incrementalAlterConfigs(Map.of(clusterDefault, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("max.connections.per.ip", "2"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+            // Applied with the next assignment: from then on a fourth connection from 127.0.0.46 (and a third from another) is closed.
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+                try (Socket extra = connectFrom("127.0.0.46")) {
+                    return RawClient.closedByPeer(extra.getInputStream());
+                }
+            });
+            assertThat(apiVersions(open.get(0)).data().errorCode()).as("open connections are kept").isZero();
+            for (int i = 0; i < 2; i++) {
+                Socket s = connectFrom("127.0.0.47");
+                open.add(s);
+                assertThat(apiVersions(s).data().errorCode()).isZero();
+            }
+            try (Socket extra = connectFrom("127.0.0.47")) {
+                assertThat(RawClient.closedByPeer(extra.getInputStream())).as("127.0.0.47's third").isTrue();
+            }
+            var described = admin.describeConfigs(List.of(broker), new org.apache.kafka.clients.admin.DescribeConfigsOptions().includeSynonyms(true))
+                    .all().get(30, java.util.concurrent.TimeUnit.SECONDS).get(broker).get("max.connections.per.ip");
+            assertThat(described.value()).isEqualTo("2");
+            assertThat(described.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+            assertThat(described.isReadOnly()).isFalse();
+            assertThat(described.synonyms()).extracting(org.apache.kafka.clients.admin.ConfigEntry.ConfigSynonym::source).containsExactly(
+                    org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                    org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG,
+                    org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DEFAULT_CONFIG);
+
+            admin.incrementalAlterConfigs(Map.of(clusterDefault, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("max.connections.per.ip", ""),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE)))).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+            Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
+                Socket again = connectFrom("127.0.0.46");
+                open.add(again);
+                return apiVersions(again).data().errorCode() == 0;
+            });
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
     @Test
     void partlySentLargeFramesStopReadingOnceTheBudgetIsUsedUntilOneIsReleased() throws Exception {
         List<Socket> stalled = new ArrayList<>();

@@ -19,8 +19,8 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * the kaas key was set for this process, else DEFAULT_CONFIG). The topic defaults
  * ({@code log.retention.hours}, …) are read under their Apache names ({@link TopicDefaults});
  * unset, they are Apache's defaults, which kaas keeps (except {@code log.flush.interval.messages},
- * 1: see durability.md). The topic defaults under their primary names and the replication
- * throttles and the log cleaner's settings can be changed at run time ({@link DynamicBrokerConfigs}): those are not read-only, and
+ * 1: see durability.md). The topic defaults under their primary names, the replication
+ * throttles, the log cleaner's settings and the connection limits can be changed at run time ({@link DynamicBrokerConfigs}): those are not read-only, and
  * their source and synonyms follow Apache's layers (DYNAMIC_BROKER_CONFIG,
  * DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG); every other key is
  * read-only.
@@ -86,14 +86,18 @@ final class BrokerConfigs {
                 Long.toString(b.queuedMaxRequestBytes()), "Request bytes read but not yet answered, over all connections."));
         out.add(new Entry("connections.max.idle.ms", ConfigType.LONG, "kaas.broker.connections-max-idle",
                 Long.toString(b.connectionsMaxIdle().toMillis()), "Idle connections are closed after this long."));
-        out.add(new Entry("max.connections.per.ip", ConfigType.INT, "kaas.broker.max-connections-per-ip",
-                Integer.toString(b.maxConnectionsPerIp()), "Connections one address may hold."));
-        out.add(new Entry("max.connections.per.ip.overrides", ConfigType.STRING, "kaas.broker.max-connections-per-ip-overrides",
-                b.maxConnectionsPerIpOverrides().orElse(""), "Connections named hosts or addresses may hold, instead of max.connections.per.ip."));
-        out.add(new Entry("max.connections", ConfigType.INT, "kaas.broker.max-connections", Integer.toString(b.maxConnections()),
-                "Connections the broker holds in all."));
-        out.add(new Entry("max.connection.creation.rate", ConfigType.INT, "kaas.broker.max-connection-creation-rate",
-                Integer.toString(b.maxConnectionCreationRate()), "Connections accepted per second over every listener; past it they wait."));
+        // The connection limits change at run time too: the same layers as the cleaner's.
+        layered(out, "max.connections.per.ip", ConfigType.INT, "kaas.broker.max-connections-per-ip", Integer.toString(b.maxConnectionsPerIp()),
+                "Connections one address may hold.", DynamicBrokerConfigs.CONNECTIONS, clusterDefault, dynamic);
+        layered(out, "max.connections.per.ip.overrides", ConfigType.STRING, "kaas.broker.max-connections-per-ip-overrides",
+                b.maxConnectionsPerIpOverrides().orElse(""), "Connections named hosts or addresses may hold, instead of max.connections.per.ip.",
+                DynamicBrokerConfigs.CONNECTIONS, clusterDefault, dynamic);
+        layered(out, "max.connections", ConfigType.INT, "kaas.broker.max-connections", Integer.toString(b.maxConnections()),
+                "Connections the broker holds in all.", DynamicBrokerConfigs.CONNECTIONS, clusterDefault, dynamic);
+        layered(out, "max.connection.creation.rate", ConfigType.INT, "kaas.broker.max-connection-creation-rate",
+                Integer.toString(b.maxConnectionCreationRate()), "Connections accepted per second over every listener; past it they wait.",
+                DynamicBrokerConfigs.CONNECTIONS, clusterDefault, dynamic);
+        listenerLimits(out, b.listeners(), clusterDefault, dynamic);
         out.add(new Entry("fetch.max.bytes", ConfigType.INT, "kaas.broker.fetch-max-bytes", Integer.toString(b.fetchMaxBytes()),
                 "The most bytes one Fetch answers."));
         out.add(new Entry("authorizer.class.name", ConfigType.STRING, "kaas.broker.authorizer-class-name",
@@ -111,18 +115,18 @@ final class BrokerConfigs {
         out.add(new Entry("log.cleaner.enable", ConfigType.BOOLEAN, "kaas.broker.log-cleaner-enable", Boolean.toString(b.logCleanerEnable()),
                 "Whether compacted topics are compacted."));
         // The cleaner's reconfigurable settings: their chain runs from this broker's dynamic value down to Apache's default.
-        cleaner(out, "log.cleaner.threads", ConfigType.INT, "kaas.broker.log-cleaner-threads", Integer.toString(b.logCleanerThreads()),
-                "Compaction passes run at once.", clusterDefault, dynamic);
-        cleaner(out, "log.cleaner.backoff.ms", ConfigType.LONG, "kaas.broker.log-cleaner-backoff", Long.toString(b.logCleanerBackoff().toMillis()),
-                "How long an idle cleaner waits before looking again.", clusterDefault, dynamic);
-        cleaner(out, "log.cleaner.dedupe.buffer.size", ConfigType.LONG, "kaas.broker.log-cleaner-dedupe-buffer-size",
-                Long.toString(b.logCleanerDedupeBufferSize()), "Key-map memory of all cleaner threads.", clusterDefault, dynamic);
-        cleaner(out, "log.cleaner.io.buffer.size", ConfigType.INT, "kaas.broker.log-cleaner-io-buffer-size",
-                Integer.toString(b.logCleanerIoBufferSize()), "Read and write buffers of all cleaner threads.", clusterDefault, dynamic);
-        cleaner(out, "log.cleaner.io.buffer.load.factor", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-buffer-load-factor",
-                Double.toString(b.logCleanerIoBufferLoadFactor()), "The share of a key map's slots a pass fills.", clusterDefault, dynamic);
-        cleaner(out, "log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-max-bytes-per-second",
-                Double.toString(b.logCleanerIoMaxBytesPerSecond()), "Each cleaner thread's read plus write rate.", clusterDefault, dynamic);
+        layered(out, "log.cleaner.threads", ConfigType.INT, "kaas.broker.log-cleaner-threads", Integer.toString(b.logCleanerThreads()),
+                "Compaction passes run at once.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
+        layered(out, "log.cleaner.backoff.ms", ConfigType.LONG, "kaas.broker.log-cleaner-backoff", Long.toString(b.logCleanerBackoff().toMillis()),
+                "How long an idle cleaner waits before looking again.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
+        layered(out, "log.cleaner.dedupe.buffer.size", ConfigType.LONG, "kaas.broker.log-cleaner-dedupe-buffer-size",
+                Long.toString(b.logCleanerDedupeBufferSize()), "Key-map memory of all cleaner threads.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
+        layered(out, "log.cleaner.io.buffer.size", ConfigType.INT, "kaas.broker.log-cleaner-io-buffer-size",
+                Integer.toString(b.logCleanerIoBufferSize()), "Read and write buffers of all cleaner threads.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
+        layered(out, "log.cleaner.io.buffer.load.factor", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-buffer-load-factor",
+                Double.toString(b.logCleanerIoBufferLoadFactor()), "The share of a key map's slots a pass fills.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
+        layered(out, "log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "kaas.broker.log-cleaner-io-max-bytes-per-second",
+                Double.toString(b.logCleanerIoMaxBytesPerSecond()), "Each cleaner thread's read plus write rate.", DynamicBrokerConfigs.CLEANER, clusterDefault, dynamic);
         BrokerConfig.Group g = c.group();
         out.add(new Entry("group.min.session.timeout.ms", ConfigType.INT, "kaas.group.min-session-timeout",
                 Long.toString(g.minSessionTimeout().toMillis()), "The shortest session timeout a member may ask for."));
@@ -157,15 +161,7 @@ final class BrokerConfigs {
         }
         // Set at run time and kept; kaas copies nothing between brokers, so they limit nothing (compatibility.md).
         for (String throttle : DynamicBrokerConfigs.THROTTLES) {
-            List<TopicConfigEntries.Synonym> chain = new ArrayList<>();
-            String mine = dynamic.get(throttle);
-            String cluster = clusterDefault.get(throttle);
-            if (mine != null) {
-                chain.add(new TopicConfigEntries.Synonym(throttle, mine, ConfigSource.DYNAMIC_BROKER_CONFIG));
-            }
-            if (cluster != null) {
-                chain.add(new TopicConfigEntries.Synonym(throttle, cluster, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
-            }
+            List<TopicConfigEntries.Synonym> chain = dynamicChain(throttle, clusterDefault, dynamic);
             // As Apache: described only once set.
             if (!chain.isEmpty()) {
                 out.add(new Entry(throttle, ConfigType.LONG, throttle, chain.get(0).value(),
@@ -177,11 +173,25 @@ final class BrokerConfigs {
     }
 
     /**
-     * A cleaner setting: its value in force and Apache's synonym chain (this broker's dynamic value,
-     * the cluster's, the static one when this process was given it, Apache's default).
+     * A setting kaas changes at run time (the cleaner's, the connection limits): its value in force
+     * and Apache's synonym chain (this broker's dynamic value, the cluster's, the static one when
+     * this process was given it, Apache's default from {@code def}).
      */
-    private static void cleaner(List<Entry> out, String name, ConfigType type, String kaasKey, String staticValue, String doc,
-                                Map<String, String> clusterDefault, Map<String, String> dynamic) {
+    private static void layered(List<Entry> out, String name, ConfigType type, String kaasKey, String staticValue, String doc,
+                                ConfigDef def, Map<String, String> clusterDefault, Map<String, String> dynamic) {
+        List<TopicConfigEntries.Synonym> chain = dynamicChain(name, clusterDefault, dynamic);
+        if (new Entry(name, type, kaasKey, staticValue, doc).source() == ConfigSource.STATIC_BROKER_CONFIG) {
+            chain.add(new TopicConfigEntries.Synonym(name, staticValue, ConfigSource.STATIC_BROKER_CONFIG));
+        }
+        Object apacheDefault = def.configKeys().get(name).defaultValue;
+        chain.add(new TopicConfigEntries.Synonym(name, String.valueOf(apacheDefault), ConfigSource.DEFAULT_CONFIG));
+        // Without a dynamic or static value, kaas's own default is in force: Apache's (a test's kaas key may differ).
+        String value = chain.get(0).source() == ConfigSource.DEFAULT_CONFIG ? staticValue : chain.get(0).value();
+        out.add(new Entry(name, type, kaasKey, value, doc, chain));
+    }
+
+    /** The dynamic layers of {@code name} that set it: this broker's, then the cluster's. */
+    private static List<TopicConfigEntries.Synonym> dynamicChain(String name, Map<String, String> clusterDefault, Map<String, String> dynamic) {
         List<TopicConfigEntries.Synonym> chain = new ArrayList<>();
         if (dynamic.get(name) != null) {
             chain.add(new TopicConfigEntries.Synonym(name, dynamic.get(name), ConfigSource.DYNAMIC_BROKER_CONFIG));
@@ -189,20 +199,39 @@ final class BrokerConfigs {
         if (clusterDefault.get(name) != null) {
             chain.add(new TopicConfigEntries.Synonym(name, clusterDefault.get(name), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
         }
-        if (new Entry(name, type, kaasKey, staticValue, doc).source() == ConfigSource.STATIC_BROKER_CONFIG) {
-            chain.add(new TopicConfigEntries.Synonym(name, staticValue, ConfigSource.STATIC_BROKER_CONFIG));
-        }
-        Object apacheDefault = DynamicBrokerConfigs.CLEANER.configKeys().get(name).defaultValue;
-        chain.add(new TopicConfigEntries.Synonym(name, String.valueOf(apacheDefault), ConfigSource.DEFAULT_CONFIG));
-        // Without a dynamic or static value, kaas's own default is in force: Apache's (a test's kaas key may differ).
-        String value = chain.get(0).source() == ConfigSource.DEFAULT_CONFIG ? staticValue : chain.get(0).value();
-        out.add(new Entry(name, type, kaasKey, value, doc, chain));
+        return chain;
     }
 
-    /** The type of a broker name kaas changes at run time (a primary topic-default name, a cleaner setting or a throttle). */
+    /**
+     * Each listener's own connection limits ({@code listener.name.<l>.max.connections}, {@code
+     * …max.connection.creation.rate}), described as Apache describes them: only where set, statically
+     * (server.properties) or at run time, the value in force with its chain.
+     */
+    private static void listenerLimits(List<Entry> out, String listeners, Map<String, String> clusterDefault, Map<String, String> dynamic) {
+        for (dev.kaas.broker.protocol.ListenerSpec spec : dev.kaas.broker.protocol.ListenerSpec.parseList(listeners)) {
+            for (String limit : List.of("max.connections", "max.connection.creation.rate")) {
+                String name = "listener.name." + spec.name().toLowerCase(java.util.Locale.ROOT) + "." + limit;
+                List<TopicConfigEntries.Synonym> chain = dynamicChain(name, clusterDefault, dynamic);
+                ConfigProvider.getConfig().getOptionalValue(name, String.class)
+                        .ifPresent(v -> chain.add(new TopicConfigEntries.Synonym(name, v, ConfigSource.STATIC_BROKER_CONFIG)));
+                if (!chain.isEmpty()) {
+                    out.add(new Entry(name, ConfigType.INT, name, chain.get(0).value(), "Listener " + spec.name() + "'s own " + limit + ".", chain));
+                }
+            }
+        }
+    }
+
+    /** The type of a broker name kaas changes at run time (a primary topic-default name, a cleaner setting, a connection limit or a throttle). */
     static ConfigType typeOf(String dynamicName) {
         if (DynamicBrokerConfigs.THROTTLES.contains(dynamicName)) {
             return ConfigType.LONG;
+        }
+        if (DynamicBrokerConfigs.LISTENER_CONNECTIONS.matcher(dynamicName).matches()) {
+            return ConfigType.INT;
+        }
+        ConfigDef.ConfigKey connections = DynamicBrokerConfigs.CONNECTIONS.configKeys().get(dynamicName);
+        if (connections != null) {
+            return typeOf(connections.type);
         }
         ConfigDef.ConfigKey cleaner = DynamicBrokerConfigs.CLEANER.configKeys().get(dynamicName);
         if (cleaner != null) {

@@ -1,6 +1,7 @@
 package dev.kaas.broker.assignment;
 
 import dev.kaas.broker.cluster.AssignmentApplied;
+import dev.kaas.broker.config.DynamicConfigLayers;
 import dev.kaas.broker.cluster.AssignmentReceiver;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.data.Partitions;
@@ -56,6 +57,7 @@ public class AssignmentApplier implements AssignmentReceiver {
     private final ClusterView view;
     private final Partitions partitions;
     private final Event<AssignmentApplied> applied;
+    private final Event<DynamicConfigLayers> layers;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "kaas-assignment");
         t.setDaemon(true);
@@ -107,10 +109,11 @@ public class AssignmentApplier implements AssignmentReceiver {
         return t;
     });
 
-    public AssignmentApplier(ClusterView view, Partitions partitions, Event<AssignmentApplied> applied) {
+    public AssignmentApplier(ClusterView view, Partitions partitions, Event<AssignmentApplied> applied, Event<DynamicConfigLayers> layers) {
         this.view = view;
         this.partitions = partitions;
         this.applied = applied;
+        this.layers = layers;
         partitions.onStorageFailure(tp -> {
             reopening.add(tp);
             scheduleReapply(0);
@@ -183,6 +186,7 @@ public class AssignmentApplier implements AssignmentReceiver {
         int me = view.brokerId();
         // Dynamic broker configs (the cluster's defaults, then this broker's): every open partition below re-resolves.
         partitions.applyDynamicConfigs(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me)));
+        layers.fire(new DynamicConfigLayers(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me))));
         // Every assignment starts from a fresh reading.
         descriptors.invalidate();
         Map<TopicPartition, Wanted> wanted = new HashMap<>();

@@ -40,7 +40,7 @@ public final class ConnectionCreationRates {
 
     /** A listener's acceptor: the connections it has not taken yet, and whether it is paused. */
     private static final class Acceptor {
-        final Sensor rate;
+        Sensor rate;
         final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
         boolean paused;
 
@@ -55,7 +55,9 @@ public final class ConnectionCreationRates {
     private final int samples;
     private final int windowSeconds;
     private final long maxDelayMs;
-    private final Sensor broker;
+    /** Null while no broker-wide rate applies; replaced by {@link #update}. Guarded by this. */
+    private Sensor broker;
+    /** Guarded by this. */
     private final Map<String, Sensor> listenerRates = new HashMap<>();
     private final Map<String, Acceptor> acceptors = new HashMap<>();
 
@@ -71,12 +73,51 @@ public final class ConnectionCreationRates {
         this.windowSeconds = windowSeconds;
         this.maxDelayMs = TimeUnit.SECONDS.toMillis(windowSeconds);
         this.metrics = new Metrics(new MetricConfig(), List.of(), time, false);
-        this.broker = brokerRate == Integer.MAX_VALUE ? null : sensor("broker", brokerRate);
-        listenerRates.forEach((name, rate) -> {
-            if (rate != Integer.MAX_VALUE) {
-                this.listenerRates.put(key(name), sensor("listener-" + key(name), rate));
+        update(brokerRate, listenerRates);
+    }
+
+    /**
+     * New rates from now on (the dynamic broker configs changed them): a rate that stays keeps
+     * what it has measured, with its new quota, as Apache's ConnectionQuotas updates its sensors'
+     * quotas in place; a lifted one ({@link Integer#MAX_VALUE}) stops measuring. A paused acceptor
+     * resumes when its delay ends.
+     */
+    public synchronized void update(int brokerRate, Map<String, Integer> listenerRates) {
+        broker = rated(broker, "broker", brokerRate);
+        Map<String, Integer> byKey = new HashMap<>();
+        listenerRates.forEach((name, rate) -> byKey.put(key(name), rate));
+        for (String k : new java.util.HashSet<>(this.listenerRates.keySet())) {
+            byKey.putIfAbsent(k, Integer.MAX_VALUE);
+        }
+        byKey.forEach((k, rate) -> {
+            Sensor s = rated(this.listenerRates.get(k), "listener-" + k, rate);
+            if (s == null) {
+                this.listenerRates.remove(k);
+            } else {
+                this.listenerRates.put(k, s);
             }
         });
+        acceptors.forEach((k, a) -> a.rate = this.listenerRates.get(k));
+    }
+
+    /** {@code current} with {@code rate} as its quota, a new sensor if there was none, or null for no rate. */
+    private Sensor rated(Sensor current, String name, int rate) {
+        if (rate == Integer.MAX_VALUE) {
+            if (current != null) {
+                metrics.removeSensor(current.name());
+            }
+            return null;
+        }
+        if (current == null) {
+            return sensor(name, rate);
+        }
+        KafkaMetric m = metrics.metric(metrics.metricName("connection-accept-rate", "connection-quotas", Map.of("entity", name)));
+        m.config(quotaConfig(rate));
+        return current;
+    }
+
+    private MetricConfig quotaConfig(int rate) {
+        return new MetricConfig().timeWindow(windowSeconds, TimeUnit.SECONDS).samples(samples).quota(new Quota(rate, true));
     }
 
     private static String key(String listener) {
@@ -84,14 +125,13 @@ public final class ConnectionCreationRates {
     }
 
     private Sensor sensor(String name, int rate) {
-        Sensor s = metrics.sensor(name, new MetricConfig().timeWindow(windowSeconds, TimeUnit.SECONDS).samples(samples)
-                .quota(new Quota(rate, true)));
+        Sensor s = metrics.sensor(name, quotaConfig(rate));
         s.add(metrics.metricName("connection-accept-rate", "connection-quotas", Map.of("entity", name)), new Rate());
         return s;
     }
 
     /** Whether any rate applies to {@code listener}; if not, its connections are served at once and nothing is recorded. */
-    public boolean limits(String listener) {
+    public synchronized boolean limits(String listener) {
         return broker != null || listenerRates.containsKey(key(listener));
     }
 

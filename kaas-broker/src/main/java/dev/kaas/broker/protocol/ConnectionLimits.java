@@ -6,7 +6,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.common.utils.Utils;
+import dev.kaas.common.config.DynamicBrokerConfigs;
+import org.apache.kafka.common.config.ConfigException;
 
 /**
  * Open connections per client address (Apache {@code max.connections.per.ip}, with
@@ -25,13 +26,26 @@ public final class ConnectionLimits {
         NONE, PER_IP, TOTAL, LISTENER
     }
 
-    private final int maxPerIp;
-    private final Map<String, Integer> overrides;
-    private final int maxTotal;
+    /**
+     * The limits in force: replaced whole when the dynamic broker configs change them (as
+     * Apache's ConnectionQuotas updates its limits in place); connections already open are kept.
+     *
+     * @param overrides      per address literal (as {@link #parseOverrides} makes them)
+     * @param maxPerListener {@code listener.name.<listener>.max.connections} by upper-cased listener name
+     */
+    public record Limits(int maxPerIp, Map<String, Integer> overrides, int maxTotal, Map<String, Integer> maxPerListener) {
+        public Limits {
+            Map<String, Integer> listeners = new HashMap<>();
+            maxPerListener.forEach((name, max) -> listeners.put(key(name), max));
+            maxPerListener = Map.copyOf(listeners);
+            overrides = Map.copyOf(overrides);
+        }
+    }
+
+    private volatile Limits limits;
     private final AtomicInteger total = new AtomicInteger();
     private final ConcurrentHashMap<String, Integer> open = new ConcurrentHashMap<>();
-    /** {@code listener.name.<listener>.max.connections} by upper-cased listener name, and each one's open count. */
-    private final Map<String, Integer> maxPerListener;
+    /** Open connections by upper-cased listener name, counted whether or not the listener has a limit (one may be set later). */
     private final ConcurrentHashMap<String, AtomicInteger> perListener = new ConcurrentHashMap<>();
 
     public ConnectionLimits(int maxPerIp) {
@@ -45,47 +59,37 @@ public final class ConnectionLimits {
 
     /** @param maxPerListener {@code listener.name.<listener>.max.connections} by listener name (any case) */
     public ConnectionLimits(int maxPerIp, Map<String, Integer> overrides, int maxTotal, Map<String, Integer> maxPerListener) {
-        Map<String, Integer> listeners = new HashMap<>();
-        maxPerListener.forEach((name, max) -> listeners.put(name.toUpperCase(java.util.Locale.ROOT), max));
-        this.maxPerListener = Map.copyOf(listeners);
-        this.maxPerIp = maxPerIp;
-        this.overrides = Map.copyOf(overrides);
-        this.maxTotal = maxTotal;
+        this(new Limits(maxPerIp, overrides, maxTotal, maxPerListener));
+    }
+
+    public ConnectionLimits(Limits limits) {
+        this.limits = limits;
+    }
+
+    public Limits limits() {
+        return limits;
+    }
+
+    /** New limits for connections from now on; open ones are kept, whatever they exceed. */
+    public void update(Limits next) {
+        this.limits = next;
     }
 
     /**
      * Apache's {@code max.connections.per.ip.overrides} ({@code host:count,host:count}), its checks
-     * and messages, each host resolved to its address once, at start-up (as Apache's
-     * ConnectionQuotas does): a connection is matched by address.
+     * and messages, each host resolved to its address once, when the setting is read (at start-up,
+     * or when the dynamic setting changes, as Apache's ConnectionQuotas resolves it): a connection
+     * is matched by address.
      */
     public static Map<String, Integer> parseOverrides(String value, int maxPerIp) {
-        Map<String, Integer> byHost = new HashMap<>();
-        if (value != null && !value.isBlank()) {
-            for (String entry : value.split("\\s*,\\s*")) {
-                int colon = entry.lastIndexOf(':');
-                if (colon <= 0 || colon == entry.length() - 1) {
-                    throw new IllegalArgumentException("Map entry '" + entry + "' is improperly formatted in the config "
-                            + "max.connections.per.ip.overrides (expected key:value).");
-                }
-                String host = entry.substring(0, colon).trim();
-                int count;
-                try {
-                    count = Integer.parseInt(entry.substring(colon + 1).trim());
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("max.connections.per.ip.overrides: '" + entry + "' does not end in a number");
-                }
-                if (count < 0) {
-                    throw new IllegalArgumentException("max.connections.per.ip.overrides: '" + entry + "' is below 0");
-                }
-                byHost.put(host, count);
-            }
+        Map<String, Integer> byHost;
+        try {
+            byHost = DynamicBrokerConfigs.overrides(value);
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
         }
         if (maxPerIp == 0 && byHost.isEmpty()) {
             throw new IllegalArgumentException("max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
-        }
-        var invalid = byHost.keySet().stream().filter(h -> !Utils.validHostPattern(h)).sorted().toList();
-        if (!invalid.isEmpty()) {
-            throw new IllegalArgumentException("max.connections.per.ip.overrides contains invalid addresses : " + String.join(",", invalid));
         }
         Map<String, Integer> byAddress = new HashMap<>();
         byHost.forEach((host, count) -> {
@@ -110,12 +114,13 @@ public final class ConnectionLimits {
 
     /** Counts a new connection on {@code listener} (null: none named) from {@code ip}, or says which limit refused it. */
     public Refusal admit(String listener, String ip) {
+        Limits now = limits;
         AtomicInteger onListener = listenerCount(listener);
-        if (onListener != null && onListener.incrementAndGet() > maxPerListener.get(key(listener))) {
+        if (onListener != null && onListener.incrementAndGet() > now.maxPerListener().getOrDefault(key(listener), Integer.MAX_VALUE)) {
             onListener.decrementAndGet();
             return Refusal.LISTENER;
         }
-        Refusal refused = admitOnBroker(ip);
+        Refusal refused = admitOnBroker(now, ip);
         if (refused != Refusal.NONE && onListener != null) {
             onListener.decrementAndGet();
         }
@@ -127,18 +132,15 @@ public final class ConnectionLimits {
     }
 
     private AtomicInteger listenerCount(String listener) {
-        if (listener == null || !maxPerListener.containsKey(key(listener))) {
-            return null;
-        }
-        return perListener.computeIfAbsent(key(listener), k -> new AtomicInteger());
+        return listener == null ? null : perListener.computeIfAbsent(key(listener), k -> new AtomicInteger());
     }
 
-    private Refusal admitOnBroker(String ip) {
-        if (total.incrementAndGet() > maxTotal) {
+    private Refusal admitOnBroker(Limits now, String ip) {
+        if (total.incrementAndGet() > now.maxTotal()) {
             total.decrementAndGet();
             return Refusal.TOTAL;
         }
-        int limit = overrides.getOrDefault(ip, maxPerIp);
+        int limit = now.overrides().getOrDefault(ip, now.maxPerIp());
         boolean[] admitted = {false};
         open.compute(ip, (k, n) -> {
             int current = n == null ? 0 : n;

@@ -6,6 +6,7 @@ import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.ScramCredentials;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.config.DynamicConfigLayers;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.AbstractVerticle;
@@ -43,6 +44,12 @@ public class KafkaListeners {
     private final RequestMemory memory;
     private final ConnectionLimits limits;
     private final ConnectionCreationRates creationRates;
+    private final List<String> listenerNames = new ArrayList<>();
+    /** The connection limits of this broker's static configuration, and those in force (the assignment thread's). */
+    private final ConnectionSettings staticConnections;
+    private volatile ConnectionSettings connections;
+    /** The last settings that could not be applied, logged once. */
+    private ConnectionSettings refusedConnections;
     private final ScramCredentials scram;
     private final AccessControl access;
     private final ConnectionRates rates;
@@ -81,19 +88,49 @@ public class KafkaListeners {
         Map<String, Integer> perListener = new HashMap<>();
         Map<String, Integer> ratePerListener = new HashMap<>();
         for (ListenerSpec spec : ListenerSpec.parseList(config.broker().listeners())) {
+            listenerNames.add(spec.name());
             listenerInt(spec.name(), "max.connections").ifPresent(max -> perListener.put(spec.name(), max));
             listenerInt(spec.name(), "max.connection.creation.rate").ifPresent(rate -> ratePerListener.put(spec.name(), rate));
         }
-        this.limits = new ConnectionLimits(config.broker().maxConnectionsPerIp(),
-                ConnectionLimits.parseOverrides(config.broker().maxConnectionsPerIpOverrides().orElse(""), config.broker().maxConnectionsPerIp()),
-                config.broker().maxConnections(), perListener);
         if (config.broker().maxConnectionCreationRate() < 0) {
             throw new IllegalArgumentException("Invalid value " + config.broker().maxConnectionCreationRate()
                     + " for configuration max.connection.creation.rate: Value must be at least 0");
         }
+        this.staticConnections = new ConnectionSettings(config.broker().maxConnectionsPerIp(),
+                config.broker().maxConnectionsPerIpOverrides().orElse(""), config.broker().maxConnections(),
+                config.broker().maxConnectionCreationRate(), perListener, ratePerListener);
+        this.connections = staticConnections;
+        this.limits = new ConnectionLimits(staticConnections.limits());
         this.creationRates = new ConnectionCreationRates(config.broker().maxConnectionCreationRate(), ratePerListener,
                 org.apache.kafka.common.utils.Time.SYSTEM, (ms, task) -> vertx.setTimer(ms, id -> task.run()),
                 config.broker().quotaWindowNum(), config.broker().quotaWindowSizeSeconds());
+    }
+
+    /**
+     * The dynamic broker configs of an applied assignment: the connection limits follow them
+     * (for connections accepted from now on; open ones are kept, as in Apache). Limits that cannot
+     * be applied (an override host that does not resolve) are logged and the previous ones kept.
+     */
+    void onDynamicConfigs(@Observes DynamicConfigLayers layers) {
+        ConnectionSettings next = staticConnections.withDynamic(layers, listenerNames);
+        if (next.equals(connections)) {
+            return;
+        }
+        ConnectionLimits.Limits nextLimits;
+        try {
+            nextLimits = next.limits();
+        } catch (IllegalArgumentException e) {
+            if (!next.equals(refusedConnections)) {
+                LOG.errorf("connection limits not changed to %s: %s", next, e.getMessage());
+                refusedConnections = next;
+            }
+            return;
+        }
+        refusedConnections = null;
+        limits.update(nextLimits);
+        creationRates.update(next.creationRate(), next.listenerRate());
+        connections = next;
+        LOG.infof("connection limits now %s", next);
     }
 
     /** A listener's own limit, {@code listener.name.<listener>.<name>} (Apache lower-cases the listener there), at least 0. */
@@ -162,7 +199,8 @@ public class KafkaListeners {
 
     void onStop(@Observes ShutdownEvent ev) {
         reloads.shutdownNow();
-        sliceReader.shutdownNow();
+        // Not shutdownNow: an interrupted FileChannel.read closes the channel, and it is the segment's.
+        sliceReader.shutdown();
         saslEndpoints.forEach(SaslEndpoint::close);
         for (String id : deployments) {
             try {

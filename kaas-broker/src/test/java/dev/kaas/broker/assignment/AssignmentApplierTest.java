@@ -46,12 +46,12 @@ class AssignmentApplierTest {
     void broker1() {
         BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
         partitions = new Partitions(config);
-        applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents());
+        applier = new AssignmentApplier(new ClusterView(config), partitions, noEvents(), noEvents());
     }
 
     @SuppressWarnings("unchecked")
-    private static Event<AssignmentApplied> noEvents() {
-        return (Event<AssignmentApplied>) Proxy.newProxyInstance(Event.class.getClassLoader(), new Class<?>[] {Event.class},
+    private static <T> Event<T> noEvents() {
+        return (Event<T>) Proxy.newProxyInstance(Event.class.getClassLoader(), new Class<?>[] {Event.class},
                 (self, m, args) -> null);
     }
 
@@ -71,7 +71,7 @@ class AssignmentApplierTest {
     void anOpenPartitionFollowsItsTopicsOverridesOverTheBrokersDefaults() throws Exception {
         BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.resolve("defaults").toString(), "broker.id", 1));
         Partitions withDefaults = new Partitions(config, dev.kaas.common.config.TopicDefaults.of(Map.of("message.max.bytes", "5000")));
-        AssignmentApplier a = new AssignmentApplier(new ClusterView(config), withDefaults, noEvents());
+        AssignmentApplier a = new AssignmentApplier(new ClusterView(config), withDefaults, noEvents(), noEvents());
         a.submit(assignment(1, 0));
         await().atMost(Duration.ofSeconds(10)).until(() -> withDefaults.get(TP0) != null);
         assertThat(withDefaults.get(TP0).log().config().maxMessageBytes()).isEqualTo(5000);

@@ -122,4 +122,41 @@ class ConnectionCreationRatesTest {
         assertThat(served).doesNotContainNull();
         assertThat(rates.limits("client")).isFalse();
     }
+
+    /**
+     * Apache's dynamic max.connection.creation.rate: a rate set at run time paces the connections
+     * from then on, and lifted, lets them through at once (the paused acceptor resumes when its
+     * delay ends, at most one sample).
+     */
+    @Test
+    void aRateSetOrLiftedAtRunTimePacesTheConnectionsFromThenOn() {
+        ConnectionCreationRates rates = rates(Integer.MAX_VALUE, Map.of(), 2);
+        long t = now.get();
+        assertThat(rates.limits("CLIENT")).isFalse();
+
+        rates.update(Integer.MAX_VALUE, Map.of("client", 1));
+
+        assertThat(rates.limits("CLIENT")).isTrue();
+        assertThat(rates.limits("OTHER")).isFalse();
+        for (int i = 0; i < 4; i++) {
+            connect(rates, "CLIENT");
+        }
+        assertThat(served.stream().filter(java.util.Objects::nonNull).count()).as("1/s over 2 samples of 1 s").isLessThan(4);
+        assertThat(served.get(0)).isEqualTo(t);
+
+        rates.update(Integer.MAX_VALUE, Map.of());
+        advanceTo(t + 1_000);
+
+        assertThat(served).as("lifted: every waiting connection served when the pause ends").allSatisfy(at -> assertThat(at).isNotNull()
+                .isLessThanOrEqualTo(t + 1_000));
+        assertThat(rates.limits("CLIENT")).isFalse();
+        assertThat(connect(rates, "CLIENT")).isTrue();
+        assertThat(served.get(4)).isEqualTo(t + 1_000);
+
+        rates.update(1, Map.of());
+        connect(rates, "CLIENT");
+        connect(rates, "CLIENT");
+        connect(rates, "CLIENT");
+        assertThat(served.subList(5, 8)).as("the broker-wide rate, set now").containsNull();
+    }
 }

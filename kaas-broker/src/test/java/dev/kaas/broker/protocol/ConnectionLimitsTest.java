@@ -86,4 +86,32 @@ class ConnectionLimitsTest {
                 .hasMessageContaining("below 0");
         assertThat(ConnectionLimits.parseOverrides(" ", 5)).isEmpty();
     }
+
+    /**
+     * Apache's dynamic connection limits: new connections meet the new limits, open ones are
+     * kept, and a listener limit set later counts the connections opened before it (each
+     * listener is counted whether or not it has a limit).
+     */
+    @Test
+    void newLimitsApplyToNewConnectionsAndCountThoseAlreadyOpen() {
+        ConnectionLimits limits = new ConnectionLimits(Integer.MAX_VALUE, java.util.Map.of(), Integer.MAX_VALUE);
+        for (int i = 0; i < 3; i++) {
+            assertThat(limits.admit("CLIENT", "10.0.0.1")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        }
+
+        limits.update(new ConnectionLimits.Limits(2, java.util.Map.of("10.0.0.9", 1), Integer.MAX_VALUE, java.util.Map.of("client", 4)));
+
+        assertThat(limits.open("10.0.0.1")).as("open connections are kept").isEqualTo(3);
+        assertThat(limits.admit("CLIENT", "10.0.0.1")).isEqualTo(ConnectionLimits.Refusal.PER_IP);
+        assertThat(limits.admit("CLIENT", "10.0.0.2")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("CLIENT", "10.0.0.3")).as("the listener's 5th: the 3 opened before count").isEqualTo(ConnectionLimits.Refusal.LISTENER);
+        assertThat(limits.admit("OTHER", "10.0.0.9")).isEqualTo(ConnectionLimits.Refusal.NONE);
+        assertThat(limits.admit("OTHER", "10.0.0.9")).as("an override").isEqualTo(ConnectionLimits.Refusal.PER_IP);
+
+        limits.update(new ConnectionLimits.Limits(Integer.MAX_VALUE, java.util.Map.of(), 5, java.util.Map.of()));
+
+        assertThat(limits.admit("CLIENT", "10.0.0.1")).as("lifted, but max.connections now 5 and 5 are open").isEqualTo(ConnectionLimits.Refusal.TOTAL);
+        limits.closed("CLIENT", "10.0.0.1");
+        assertThat(limits.admit("CLIENT", "10.0.0.1")).isEqualTo(ConnectionLimits.Refusal.NONE);
+    }
 }

@@ -21,7 +21,13 @@ import org.apache.kafka.common.config.TopicConfig;
  *       broker restarts its cleaner threads with them;</li>
  *   <li>the replication throttles ({@code leader.replication.throttled.rate}, …), which
  *       {@code kafka-reassign-partitions.sh --throttle} sets: kept and described, but kaas
- *       copies no data between brokers, so they limit nothing.</li>
+ *       copies no data between brokers, so they limit nothing;</li>
+ *   <li>the connection limits, as Apache's {@code DynamicConnectionQuota} and its listeners'
+ *       reconfigurable settings ({@code max.connections}, {@code max.connections.per.ip},
+ *       {@code max.connections.per.ip.overrides}, {@code max.connection.creation.rate},
+ *       {@code listener.name.<listener>.max.connections} and
+ *       {@code listener.name.<listener>.max.connection.creation.rate}): new connections meet the
+ *       new limits, open ones are kept.</li>
  * </ul>
  * Any other name is refused as Apache refuses one it cannot update dynamically.
  */
@@ -41,7 +47,23 @@ public final class DynamicBrokerConfigs {
             .define("log.cleaner.io.max.bytes.per.second", ConfigDef.Type.DOUBLE, Double.MAX_VALUE, ConfigDef.Importance.MEDIUM, "")
             .define("log.cleaner.backoff.ms", ConfigDef.Type.LONG, 15_000L, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "");
 
-    /** Every name kaas changes at run time, sorted. */
+    /** The connection limits, typed and bounded as Apache 3.7 defines them ({@code KafkaConfig}). */
+    public static final ConfigDef CONNECTIONS = new ConfigDef()
+            .define("max.connections.per.ip", ConfigDef.Type.INT, Integer.MAX_VALUE, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "")
+            .define("max.connections.per.ip.overrides", ConfigDef.Type.STRING, "", ConfigDef.Importance.MEDIUM, "")
+            .define("max.connections", ConfigDef.Type.INT, Integer.MAX_VALUE, ConfigDef.Range.atLeast(0), ConfigDef.Importance.MEDIUM, "")
+            .define("max.connection.creation.rate", ConfigDef.Type.INT, Integer.MAX_VALUE, ConfigDef.Range.atLeast(0),
+                    ConfigDef.Importance.MEDIUM, "");
+
+    /**
+     * A listener's own connection limits, under Apache's listener prefix (the listener name
+     * lower-cased): {@code listener.name.<listener>.max.connections} and
+     * {@code listener.name.<listener>.max.connection.creation.rate}.
+     */
+    public static final java.util.regex.Pattern LISTENER_CONNECTIONS =
+            java.util.regex.Pattern.compile("listener\\.name\\.([a-z0-9_\\-]+)\\.(max\\.connections|max\\.connection\\.creation\\.rate)");
+
+    /** Every name kaas changes at run time, sorted (besides a listener's own connection limits: {@link #LISTENER_CONNECTIONS}). */
     @SuppressWarnings("deprecation")
     public static final Set<String> NAMES = names();
 
@@ -49,7 +71,7 @@ public final class DynamicBrokerConfigs {
     }
 
     public static boolean dynamic(String name) {
-        return NAMES.contains(name);
+        return NAMES.contains(name) || LISTENER_CONNECTIONS.matcher(name).matches();
     }
 
     /** A name whose value is a list (APPEND and SUBTRACT apply to it). */
@@ -67,6 +89,13 @@ public final class DynamicBrokerConfigs {
             if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {
                     cleanerValue(e.getKey(), e.getValue());
+                } catch (ConfigException ex) {
+                    return ex.getMessage();
+                }
+            }
+            if (CONNECTIONS.configKeys().containsKey(e.getKey()) || LISTENER_CONNECTIONS.matcher(e.getKey()).matches()) {
+                try {
+                    connectionValue(e.getKey(), e.getValue());
                 } catch (ConfigException ex) {
                     return ex.getMessage();
                 }
@@ -104,10 +133,72 @@ public final class DynamicBrokerConfigs {
         return v;
     }
 
+    /**
+     * A connection limit's value, typed and checked as Apache's definition ({@link #CONNECTIONS};
+     * a listener's own limits are INT, at least 0), the overrides by Apache's format
+     * ({@code host:count,…}, each host a valid host name or address, each count at least 0).
+     *
+     * @throws ConfigException with Apache's message when it does not pass
+     */
+    public static Object connectionValue(String name, String value) {
+        ConfigDef.ConfigKey key = CONNECTIONS.configKeys().get(name);
+        if (key == null) {
+            int v = (Integer) ConfigDef.parseType(name, value, ConfigDef.Type.INT);
+            ConfigDef.Range.atLeast(0).ensureValid(name, v);
+            return v;
+        }
+        Object v = ConfigDef.parseType(name, value, key.type);
+        if (key.validator != null) {
+            key.validator.ensureValid(name, v);
+        }
+        if (name.equals("max.connections.per.ip.overrides")) {
+            overrides((String) v);
+        }
+        return v;
+    }
+
+    /**
+     * Apache's {@code max.connections.per.ip.overrides} by host, as written (not resolved):
+     * {@code host:count} entries separated by commas.
+     *
+     * @throws ConfigException with Apache's message when an entry is not {@code key:value}, a
+     *         count is not a number at least 0, or a host is not a valid host name or address
+     */
+    public static Map<String, Integer> overrides(String value) {
+        Map<String, Integer> byHost = new java.util.LinkedHashMap<>();
+        if (value == null || value.isBlank()) {
+            return byHost;
+        }
+        String name = "max.connections.per.ip.overrides";
+        for (String entry : value.trim().split("\\s*,\\s*")) {
+            int colon = entry.lastIndexOf(':');
+            if (colon <= 0 || colon == entry.length() - 1) {
+                throw new ConfigException("Map entry '" + entry + "' is improperly formatted in the config " + name + " (expected key:value).");
+            }
+            String host = entry.substring(0, colon).trim();
+            int count;
+            try {
+                count = Integer.parseInt(entry.substring(colon + 1).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException(name, value, "'" + entry + "' does not end in a number");
+            }
+            if (count < 0) {
+                throw new ConfigException(name, value, "'" + entry + "' is below 0");
+            }
+            byHost.put(host, count);
+        }
+        var invalid = byHost.keySet().stream().filter(h -> !org.apache.kafka.common.utils.Utils.validHostPattern(h)).sorted().toList();
+        if (!invalid.isEmpty()) {
+            throw new ConfigException(name + " contains invalid addresses : " + String.join(",", invalid));
+        }
+        return byHost;
+    }
+
     @SuppressWarnings("deprecation")
     private static Set<String> names() {
         Set<String> out = new TreeSet<>(THROTTLES);
         out.addAll(CLEANER.names());
+        out.addAll(CONNECTIONS.names());
         TopicDefaults.SYNONYMS.forEach((topicKey, names) -> {
             if (!topicKey.equals(TopicConfig.MESSAGE_FORMAT_VERSION_CONFIG)) {
                 out.add(names.get(0).name());

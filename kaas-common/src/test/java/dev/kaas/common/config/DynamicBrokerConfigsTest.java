@@ -34,4 +34,27 @@ class DynamicBrokerConfigsTest {
         assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "0")))
                 .isEqualTo("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
     }
+
+    @Test
+    void theConnectionLimitsAreDynamicAndCheckedAsApachesDefinitions() {
+        assertThat(DynamicBrokerConfigs.NAMES).contains("max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+                "max.connection.creation.rate");
+        assertThat(DynamicBrokerConfigs.dynamic("listener.name.client.max.connections")).isTrue();
+        assertThat(DynamicBrokerConfigs.dynamic("listener.name.client.max.connection.creation.rate")).isTrue();
+        assertThat(DynamicBrokerConfigs.dynamic("listener.name.client.ssl.keystore.location")).as("not built dynamic").isFalse();
+        assertThat(DynamicBrokerConfigs.dynamic("listener.name.CLIENT.max.connections")).as("Apache's prefix is lower-case").isFalse();
+
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections", "100", "max.connections.per.ip.overrides", "10.0.0.1:5, broker-1:0",
+                "listener.name.client.max.connection.creation.rate", "10"))).isNull();
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "-1")))
+                .isEqualTo("Invalid value -1 for configuration max.connections.per.ip: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connection.creation.rate", "fast")))
+                .isEqualTo("Invalid value fast for configuration max.connection.creation.rate: Not a number of type INT");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connections", "-2")))
+                .isEqualTo("Invalid value -2 for configuration listener.name.client.max.connections: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1")))
+                .isEqualTo("Map entry '10.0.0.1' is improperly formatted in the config max.connections.per.ip.overrides (expected key:value).");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "bad_host!:3")))
+                .isEqualTo("max.connections.per.ip.overrides contains invalid addresses : bad_host!");
+    }
 }
