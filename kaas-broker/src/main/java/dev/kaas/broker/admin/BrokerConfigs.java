@@ -32,9 +32,14 @@ final class BrokerConfigs {
      * a line of doc; for a key kaas changes at run time, its synonym chain (its first link is where
      * the value comes from), else null.
      */
-    record Entry(String name, ConfigType type, String kaasKey, String value, String doc, List<TopicConfigEntries.Synonym> chain) {
+    record Entry(String name, ConfigType type, String kaasKey, String value, String doc, List<TopicConfigEntries.Synonym> chain,
+                 boolean sensitive) {
         Entry(String name, ConfigType type, String kaasKey, String value, String doc) {
             this(name, type, kaasKey, value, doc, null);
+        }
+
+        Entry(String name, ConfigType type, String kaasKey, String value, String doc, List<TopicConfigEntries.Synonym> chain) {
+            this(name, type, kaasKey, value, doc, chain, false);
         }
 
         ConfigSource source() {
@@ -49,9 +54,13 @@ final class BrokerConfigs {
             return v.getRawValue() != null && v.getSourceOrdinal() > 250 ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
         }
 
-        /** Apache's: only its reconfigurable keys are writable (the throttles are quota configs, described read-only). */
+        /**
+         * Apache's: only its reconfigurable keys are writable (the throttles are quota configs, and a
+         * listener's prefixed names are not among Apache's dynamic names: both described read-only).
+         */
         boolean readOnly() {
-            return !DynamicBrokerConfigs.dynamic(name) || DynamicBrokerConfigs.THROTTLES.contains(name);
+            return !DynamicBrokerConfigs.dynamic(name) || DynamicBrokerConfigs.THROTTLES.contains(name)
+                    || DynamicBrokerConfigs.LISTENER_CONNECTIONS.matcher(name).matches();
         }
 
         /** What include_synonyms lists: the chain, or the entry itself. */
@@ -106,6 +115,7 @@ final class BrokerConfigs {
                 "Principals every ACL check allows, ';'-separated."));
         out.add(new Entry("allow.everyone.if.no.acl.found", ConfigType.BOOLEAN, "kaas.broker.allow-everyone-if-no-acl-found",
                 Boolean.toString(b.allowEveryoneIfNoAclFound()), "Whether a resource without any ACL is open to all."));
+        security(out, b);
         out.add(new Entry("quota.window.num", ConfigType.INT, "kaas.broker.quota-window-num", Integer.toString(b.quotaWindowNum()),
                 "The number of samples to retain in memory for client quotas."));
         out.add(new Entry("quota.window.size.seconds", ConfigType.INT, "kaas.broker.quota-window-size-seconds",
@@ -190,6 +200,42 @@ final class BrokerConfigs {
         out.add(new Entry(name, type, kaasKey, value, doc, chain));
     }
 
+    /**
+     * The listeners' security settings as Apache's broker describes its own (broker-wide names; a
+     * listener's {@code listener.name.<l>.} variants are not listed): the protocol map, every SSL
+     * setting a listener reads (Apache's definitions), the SASL server's. Passwords are sensitive,
+     * as in Apache: described with a null value, never the secret.
+     */
+    private static void security(List<Entry> out, BrokerConfig.Broker b) {
+        out.add(new Entry("listener.security.protocol.map", ConfigType.STRING, "kaas.broker.listener-security-protocol-map",
+                b.listenerSecurityProtocolMap(), "Each listener's security protocol."));
+        for (ConfigDef.ConfigKey k : dev.kaas.broker.auth.TlsEndpoint.DEF.configKeys().values()) {
+            boolean secret = k.type == ConfigDef.Type.PASSWORD;
+            String value = secret ? null : ConfigProvider.getConfig().getOptionalValue(k.name, String.class)
+                    .orElse(k.defaultValue == null ? null : ConfigDef.convertToString(k.defaultValue, k.type));
+            out.add(new Entry(k.name, typeOf(k.type), k.name, value, k.documentation, null, secret));
+        }
+        sasl(out, "sasl.enabled.mechanisms", ConfigType.LIST, dev.kaas.broker.auth.SaslEndpoint.DEFAULT_MECHANISMS,
+                "The SASL mechanisms the SASL listeners offer.");
+        sasl(out, "connections.max.reauth.ms", ConfigType.LONG, "0", "A SASL session's lifetime before it must re-authenticate (KIP-368); 0: none.");
+        sasl(out, "sasl.server.max.receive.size", ConfigType.INT, Integer.toString(dev.kaas.broker.auth.SaslEndpoint.DEFAULT_MAX_RECEIVE),
+                "The largest frame read before a SASL connection authenticates.");
+        sasl(out, "connection.failed.authentication.delay.ms", ConfigType.INT,
+                Long.toString(dev.kaas.broker.auth.SaslEndpoint.DEFAULT_FAILED_AUTHENTICATION_DELAY_MS),
+                "How long a failed authentication waits before its connection closes.");
+        ConfigDef saslDef = new ConfigDef();
+        org.apache.kafka.common.config.SaslConfigs.addClientSaslSupport(saslDef);
+        for (ConfigDef.ConfigKey k : saslDef.configKeys().values()) {
+            if (k.name.startsWith("sasl.oauthbearer.")) {
+                sasl(out, k.name, typeOf(k.type), k.defaultValue == null ? null : ConfigDef.convertToString(k.defaultValue, k.type), k.documentation);
+            }
+        }
+    }
+
+    private static void sasl(List<Entry> out, String name, ConfigType type, String apacheDefault, String doc) {
+        out.add(new Entry(name, type, name, ConfigProvider.getConfig().getOptionalValue(name, String.class).orElse(apacheDefault), doc));
+    }
+
     /** The dynamic layers of {@code name} that set it: this broker's, then the cluster's. */
     private static List<TopicConfigEntries.Synonym> dynamicChain(String name, Map<String, String> clusterDefault, Map<String, String> dynamic) {
         List<TopicConfigEntries.Synonym> chain = new ArrayList<>();
@@ -252,6 +298,9 @@ final class BrokerConfigs {
             case DOUBLE -> ConfigType.DOUBLE;
             case LIST -> ConfigType.LIST;
             case BOOLEAN -> ConfigType.BOOLEAN;
+            case PASSWORD -> ConfigType.PASSWORD;
+            case CLASS -> ConfigType.CLASS;
+            case SHORT -> ConfigType.SHORT;
             default -> ConfigType.STRING;
         };
     }

@@ -139,7 +139,13 @@ public class DescribeConfigsHandler implements ApiHandler {
             if (wanted != null && !wanted.contains(e.name())) {
                 continue;
             }
-            out.configs().add(entry(ctx, data, e.name(), e.value(), e.source(), e.readOnly(), e.type(), e.doc(), e.synonyms()));
+            DescribeConfigsResourceResult c = entry(ctx, data, e.name(), e.value(), e.source(), e.readOnly(), e.type(), e.doc(), e.synonyms());
+            if (e.sensitive()) {
+                // As Apache: a password is described, its value never (nor its synonyms').
+                c.setIsSensitive(true).setValue(null);
+                c.synonyms().forEach(y -> y.setValue(null));
+            }
+            out.configs().add(c);
         }
         return out.setErrorCode(Errors.NONE.code());
     }

@@ -186,7 +186,12 @@ public class AssignmentApplier implements AssignmentReceiver {
         int me = view.brokerId();
         // Dynamic broker configs (the cluster's defaults, then this broker's): every open partition below re-resolves.
         partitions.applyDynamicConfigs(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me)));
-        layers.fire(new DynamicConfigLayers(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me))));
+        try {
+            layers.fire(new DynamicConfigLayers(a.brokerConfig(Assignment.CLUSTER_DEFAULT), a.brokerConfig(Integer.toString(me))));
+        } catch (RuntimeException e) {
+            // What follows the dynamic configs must not keep this broker's partitions from being applied.
+            LOG.errorf(e, "dynamic broker configs not applied by every observer");
+        }
         // Every assignment starts from a fresh reading.
         descriptors.invalidate();
         Map<TopicPartition, Wanted> wanted = new HashMap<>();

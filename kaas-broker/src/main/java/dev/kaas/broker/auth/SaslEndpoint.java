@@ -57,9 +57,9 @@ public final class SaslEndpoint {
     public static final String PLAIN = PlainSaslServer.PLAIN_MECHANISM;
     public static final String OAUTHBEARER = OAuthBearerLoginModule.OAUTHBEARER_MECHANISM;
     /** Apache's defaults: {@code sasl.enabled.mechanisms}, {@code sasl.server.max.receive.size}. */
-    static final String DEFAULT_MECHANISMS = "GSSAPI";
-    static final int DEFAULT_MAX_RECEIVE = 524_288;
-    static final long DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100;
+    public static final String DEFAULT_MECHANISMS = "GSSAPI";
+    public static final int DEFAULT_MAX_RECEIVE = 524_288;
+    public static final long DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100;
 
     private final String listener;
     private final List<String> mechanisms;

@@ -39,8 +39,8 @@ import org.jboss.logging.Logger;
 public final class TlsEndpoint {
     private static final Logger LOG = Logger.getLogger(TlsEndpoint.class);
 
-    /** Apache's definitions of the settings a server-side SSL listener reads. */
-    static final ConfigDef DEF = definitions();
+    /** Apache's definitions of the settings a server-side SSL listener reads (DescribeConfigs lists them). */
+    public static final ConfigDef DEF = definitions();
 
     private final String listener;
     private final Function<String, Optional<String>> settings;

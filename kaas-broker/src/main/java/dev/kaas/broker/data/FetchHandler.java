@@ -6,12 +6,15 @@ import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
 import dev.kaas.broker.quota.ClientQuotas;
+import dev.kaas.broker.storage.FileSlice;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.common.model.TopicAssignment;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +37,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.BaseRecords;
 import org.apache.kafka.common.record.MemoryRecords;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.resource.ResourceType;
@@ -119,6 +123,8 @@ public class FetchHandler implements ApiHandler {
         final RequestContext ctx;
         /** The response budget: the request's and the broker's, and what the client's consumer_byte_rate allows at once. */
         final int budget;
+        /** The connection encrypts: records above {@link #TLS_INLINE_BYTES} are streamed from the file through TLS. */
+        final boolean tls;
 
         /** A follower fetch: CLUSTER_ACTION covers every partition, as Apache's; without it every partition is refused. */
         final boolean follower;
@@ -133,6 +139,7 @@ public class FetchHandler implements ApiHandler {
             this.listenerName = ctx.listenerName();
             double quotaWindow = quotas.fetch().maxValueInQuotaWindow(ctx.principal(), ctx.clientId());
             this.budget = (int) Math.min(responseBudget(version, data.maxBytes(), fetchMaxBytes), quotaWindow);
+            this.tls = ctx.securityProtocol() == SecurityProtocol.SSL || ctx.securityProtocol() == SecurityProtocol.SASL_SSL;
         }
 
         void start() {
@@ -230,6 +237,7 @@ public class FetchHandler implements ApiHandler {
             FetchResponseData resp = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(0);
             boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
             int total = 0;
+            int inlined = 0;
             boolean error = false;
             List<TopicPartition> tps = new ArrayList<>();
             List<Map.Entry<TopicPartition, PartitionData>> resolved = new ArrayList<>();
@@ -295,6 +303,12 @@ public class FetchHandler implements ApiHandler {
                             // Clients of v4+ read the stored v2 batches as they are: send them from the file
                             // (zero-copy, or through TLS a chunk at a time as the socket takes them).
                             records = log.readSlice(fp.fetchOffset(), limit, total == 0, upTo);
+                            if (tls && records instanceof FileSlice slice && inlined + slice.size() <= TLS_INLINE_BYTES) {
+                                // A small answer (a consumer at the head of the log) is read here, on the storage
+                                // thread, rather than streamed: streaming costs a reader-thread round trip per chunk.
+                                records = inHeap(slice);
+                                inlined += slice.size();
+                            }
                         } else {
                             byte magic = MessageFormats.magicForFetchVersion(version);
                             records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic, fp.fetchOffset());
@@ -341,6 +355,23 @@ public class FetchHandler implements ApiHandler {
                 }
             });
         }
+    }
+
+    /**
+     * Records of one TLS Fetch response read into the heap instead of streamed: at most this much,
+     * so what a connection that never reads can hold stays small.
+     */
+    static final int TLS_INLINE_BYTES = 64 * 1024;
+
+    /** A slice's bytes, read now (on the storage thread). */
+    static MemoryRecords inHeap(FileSlice slice) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(slice.size());
+        while (buf.hasRemaining()) {
+            if (slice.channel().read(buf, slice.position() + buf.position()) < 0) {
+                throw new java.io.EOFException("segment ended " + buf.remaining() + " bytes before the fetched slice");
+            }
+        }
+        return MemoryRecords.readableRecords(buf.flip());
     }
 
     private record Collected(FetchResponseData response, int bytes, boolean error, List<TopicPartition> partitions) {

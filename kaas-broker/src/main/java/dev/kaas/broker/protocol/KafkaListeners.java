@@ -113,7 +113,8 @@ public class KafkaListeners {
      */
     void onDynamicConfigs(@Observes DynamicConfigLayers layers) {
         ConnectionSettings next = staticConnections.withDynamic(layers, listenerNames);
-        if (next.equals(connections)) {
+        if (next.equals(connections) || next.equals(refusedConnections)) {
+            // Unchanged, or refused already: not resolved again on every assignment.
             return;
         }
         ConnectionLimits.Limits nextLimits;

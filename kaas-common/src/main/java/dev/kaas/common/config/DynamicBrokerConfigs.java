@@ -94,10 +94,17 @@ public final class DynamicBrokerConfigs {
                 }
             }
             if (CONNECTIONS.configKeys().containsKey(e.getKey()) || LISTENER_CONNECTIONS.matcher(e.getKey()).matches()) {
+                Object v;
                 try {
-                    connectionValue(e.getKey(), e.getValue());
+                    v = connectionValue(e.getKey(), e.getValue());
                 } catch (ConfigException ex) {
                     return ex.getMessage();
+                }
+                // Apache's listeners refuse a reconfiguration that leaves one with no connection or no rate at all.
+                String base = e.getKey().endsWith("max.connections") ? "max.connections"
+                        : e.getKey().endsWith("max.connection.creation.rate") ? "max.connection.creation.rate" : null;
+                if (base != null && (Integer) v <= 0) {
+                    return "Invalid " + base + " " + v;
                 }
             }
             if (THROTTLES.contains(e.getKey())) {
@@ -110,6 +117,12 @@ public final class DynamicBrokerConfigs {
                     return ex.getMessage();
                 }
             }
+        }
+        if ("0".equals(String.valueOf(configs.get("max.connections.per.ip")).trim())
+                && String.valueOf(configs.getOrDefault("max.connections.per.ip.overrides", "")).isBlank()) {
+            // Apache's rule, on the configuration as it would be (kaas sees the dynamic layer only: overrides set
+            // statically do not count here).
+            return "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.";
         }
         try {
             TopicDefaults.of(configs);

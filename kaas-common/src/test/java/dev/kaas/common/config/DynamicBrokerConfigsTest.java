@@ -52,6 +52,12 @@ class DynamicBrokerConfigsTest {
                 .isEqualTo("Invalid value fast for configuration max.connection.creation.rate: Not a number of type INT");
         assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connections", "-2")))
                 .isEqualTo("Invalid value -2 for configuration listener.name.client.max.connections: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections", "0"))).isEqualTo("Invalid max.connections 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connection.creation.rate", "0")))
+                .isEqualTo("Invalid max.connection.creation.rate 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0")))
+                .isEqualTo("requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0", "max.connections.per.ip.overrides", "10.0.0.1:5"))).isNull();
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1")))
                 .isEqualTo("Map entry '10.0.0.1' is improperly formatted in the config max.connections.per.ip.overrides (expected key:value).");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "bad_host!:3")))
