@@ -35,11 +35,23 @@ final class LocalApacheCluster implements ServerSystem {
      * at {@code internalRf} replicas, then {@code extra} lines.
      */
     static String serverProperties(int nodeId, String voters, int port, int controllerPort, Path logDirs, int internalRf, List<String> extra) {
+        return serverProperties(nodeId, voters, port, controllerPort, logDirs, internalRf, extra, List.of());
+    }
+
+    /**
+     * As above, with listeners besides PLAINTEXT ({@code SASL_SSL://127.0.0.1:port}), each named
+     * as its security protocol, advertised as given; their settings go into {@code extra}.
+     */
+    static String serverProperties(int nodeId, String voters, int port, int controllerPort, Path logDirs, int internalRf, List<String> extra,
+            List<String> moreListeners) {
+        String more = moreListeners.stream().map(l -> "," + l).collect(java.util.stream.Collectors.joining());
+        String moreProtocols = moreListeners.stream().map(SideBySide::listenerName).map(n -> "," + n + ":" + n)
+                .collect(java.util.stream.Collectors.joining());
         List<String> lines = new ArrayList<>(List.of(
                 "process.roles=broker,controller", "node.id=" + nodeId, "controller.quorum.voters=" + voters,
-                "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port, "controller.listener.names=CONTROLLER",
-                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", "log.dirs=" + logDirs,
+                "listeners=PLAINTEXT://127.0.0.1:" + port + more + ",CONTROLLER://127.0.0.1:" + controllerPort,
+                "advertised.listeners=PLAINTEXT://127.0.0.1:" + port + more, "controller.listener.names=CONTROLLER",
+                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT" + moreProtocols, "log.dirs=" + logDirs,
                 "num.partitions=1", "offsets.topic.replication.factor=" + internalRf, "transaction.state.log.replication.factor=" + internalRf,
                 "transaction.state.log.min.isr=" + Math.min(internalRf, 2)));
         lines.addAll(extra);

@@ -113,6 +113,8 @@ public final class SideBySide {
             System.exit(TransactionBench.main0(args));
         } else if (given.contains("--compaction")) {
             System.exit(CompactionBench.main0(args));
+        } else if (given.contains("--sasl-ssl")) {
+            System.exit(SecureBench.main0(args));
         }
         Path root = Path.of(".").toAbsolutePath().normalize();
         int records = 1_000_000;
@@ -357,16 +359,37 @@ public final class SideBySide {
 
     /** As {@link #startServer(String, int)}, with broker settings: {@code -D} options for kaas, server.properties lines for Apache. */
     Server startServer(String system, int rep, List<String> kaasProps, List<String> apacheProps) throws Exception {
+        return startServer(system, rep, kaasProps, apacheProps, List.of());
+    }
+
+    /**
+     * As {@link #startServer(String, int, List, List)}, with listeners besides PLAINTEXT
+     * ({@code SASL_SSL://127.0.0.1:port}, each named as its security protocol) on either system.
+     * The start-up probe and the {@link Server}'s bootstrap stay on PLAINTEXT.
+     */
+    Server startServer(String system, int rep, List<String> kaasProps, List<String> apacheProps, List<String> moreListeners) throws Exception {
         Path dir = opts.work().resolve(system + "-" + rep);
         Files.createDirectories(dir);
-        return system.equals("kaas") ? startKaas(dir, kaasProps) : startApache(dir, system.equals("apache-fsync"), apacheProps);
+        return system.equals("kaas") ? startKaas(dir, kaasProps, moreListeners)
+                : startApache(dir, system.equals("apache-fsync"), apacheProps, moreListeners);
+    }
+
+    /** The name of a listener {@code NAME://host:port}. */
+    static String listenerName(String listener) {
+        return listener.substring(0, listener.indexOf("://"));
     }
 
     Server startKaas(Path dir) throws Exception {
-        return startKaas(dir, List.of());
+        return startKaas(dir, List.of(), List.of());
     }
 
-    Server startKaas(Path dir, List<String> extraProps) throws Exception {
+    Server startKaas(Path dir, List<String> extraProps, List<String> moreListeners) throws Exception {
+        String more = moreListeners.stream().map(l -> "," + l).collect(java.util.stream.Collectors.joining());
+        List<String> listenerProps = new ArrayList<>();
+        if (!moreListeners.isEmpty()) {
+            listenerProps.add("-Dkaas.broker.listener-security-protocol-map=PLAINTEXT:PLAINTEXT" + moreListeners.stream()
+                    .map(SideBySide::listenerName).map(n -> "," + n + ":" + n).collect(java.util.stream.Collectors.joining()));
+        }
         int port = freePort();
         int grpc = freePort();
         long t0 = System.nanoTime();
@@ -377,9 +400,10 @@ public final class SideBySide {
                 List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m", "-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.server.port=" + grpc));
         Process broker = launchApp(root.resolve("kaas-broker/target/quarkus-app"), dir.resolve("broker.log"),
-                concat(concat(brokerJvmOptions(), extraProps.stream().map(p -> "-D" + p).toList()), List.of("-Dkaas.data-dir=" + dir.resolve("data"),
+                concat(concat(concat(brokerJvmOptions(), extraProps.stream().map(p -> "-D" + p).toList()), List.of("-Dkaas.data-dir=" + dir.resolve("data"),
                 "-Dquarkus.http.port=" + freePort(), "-Dquarkus.grpc.clients.controller.port=" + grpc,
-                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port, "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port)));
+                "-Dkaas.broker.listeners=PLAINTEXT://127.0.0.1:" + port + more,
+                "-Dkaas.broker.advertised-listeners=PLAINTEXT://127.0.0.1:" + port + more)), listenerProps));
         long ms = firstProduce(port, t0, List.of(controller, broker));
         return new Server("kaas", List.of(controller, broker), port, ms);
     }
@@ -389,11 +413,15 @@ public final class SideBySide {
     }
 
     Server startApache(Path dir, boolean fsync, List<String> extraProps) throws Exception {
+        return startApache(dir, fsync, extraProps, List.of());
+    }
+
+    Server startApache(Path dir, boolean fsync, List<String> extraProps, List<String> moreListeners) throws Exception {
         int port = freePort();
         int cport = freePort();
         Path props = dir.resolve("server.properties");
         Files.writeString(props, LocalApacheCluster.serverProperties(1, "1@127.0.0.1:" + cport, port, cport, dir.resolve("data"), 1,
-                concat(fsync ? List.of("log.flush.interval.messages=1") : List.of(), extraProps)));
+                concat(fsync ? List.of("log.flush.interval.messages=1") : List.of(), extraProps), moreListeners));
         Path logs = dir.resolve("logs");
         Files.createDirectories(logs);
         List<String> formatArgs = List.of("format", "-t", Uuid.randomUuid().toString(), "-c", props.toString());
@@ -625,11 +653,18 @@ public final class SideBySide {
     static final Pattern E2E = Pattern.compile("Percentiles: 50th = (\\d+), 99th = (\\d+), 99.9th = (\\d+)");
 
     Result endToEnd(Server s, String topic) throws Exception {
+        return endToEnd(s, topic, List.of());
+    }
+
+    /** As {@link #endToEnd(Server, String)}; {@code clientConfig} is empty or the tool's optional properties file (both clients). */
+    Result endToEnd(Server s, String topic, List<String> clientConfig) throws Exception {
         Path out = opts.work().resolve("e2e-" + s.name() + "-" + System.nanoTime() + ".log");
+        List<String> args = new ArrayList<>(List.of(s.bootstrap(), topic, Integer.toString(opts.e2eMessages()), "all",
+                Integer.toString(opts.recordSize())));
+        args.addAll(clientConfig);
         // Through kafka-run-class.sh, as the tool's documentation runs it (its default 256 MiB heap).
         Process p = start("kafka-run-class.sh EndToEndLatency", dist.toolCommand(JAVA, "-Xmx256M", opts.work().resolve("logs"),
-                "org.apache.kafka.tools.EndToEndLatency", List.of(s.bootstrap(), topic, Integer.toString(opts.e2eMessages()), "all",
-                Integer.toString(opts.recordSize()))), null, out);
+                "org.apache.kafka.tools.EndToEndLatency", args), null, out);
         if (!p.waitFor(30, TimeUnit.MINUTES)) {
             p.destroyForcibly();
             throw new IllegalStateException("end-to-end latency did not finish");

@@ -98,4 +98,25 @@ class SideBySideSmokeIT {
         assertThat(Files.readString(work.resolve("apache-check.md"))).contains("harness/shell");
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
     }
+
+    /**
+     * The SASL_SSL run with tiny counts (about 40 s, so not in the default suite's 25):
+     * {@code -Dkaas.bench.sasl-smoke=true}.
+     */
+    @Test
+    @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "kaas.bench.sasl-smoke", matches = "true",
+            disabledReason = "-Dkaas.bench.sasl-smoke=true runs it")
+    void theSaslSslRunMeasuresBothSystemsOverTheSecureListener() throws Exception {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "smoke-sasl-");
+        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, 2_000, 1024, 1, 50, List.of("kaas", "apache")));
+
+        new SecureBench(bench, 2_000, 1, List.of("kaas", "apache")).run();
+
+        for (String metric : List.of("(a) acks=all 1p MB/s", "(b) acks=all 12p x4 MB/s", "(d) consume MB/s")) {
+            bench.samples().get(metric).forEach((system, values) -> assertThat(values.get(0)).as(metric + " " + system).isPositive());
+        }
+        assertThat(Files.readString(work.resolve("commands.txt"))).contains("--producer.config", "client-sasl-ssl.properties");
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
+    }
 }
