@@ -33,6 +33,7 @@ import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +46,25 @@ class FetchWakeupTest {
     Path data;
     PartitionLog log;
 
+    BrokerConfig config;
+    ClusterView view;
+    Partitions partitions;
+
+    /** One broker leading the one partition of {@link #TOPIC}, its log open. */
+    @BeforeEach
+    void leadOnePartition() throws Exception {
+        config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
+        view = new ClusterView(config);
+        partitions = new Partitions(config);
+        view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "b1", 9091, "PLAINTEXT")))),
+                List.of(new TopicAssignment(new TopicSpec(TOPIC, TOPIC_ID.toString(), 1, Map.of()), List.of(new PartitionAssignment(0, 1, 1)))),
+                List.of(), List.of()));
+        TopicPartition tp = new TopicPartition(TOPIC, 0);
+        log = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 0), tp, TOPIC_ID.toString(),
+                1, 1, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
+        partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
+    }
+
     @AfterEach
     void tearDown() {
         if (log != null) {
@@ -54,16 +74,6 @@ class FetchWakeupTest {
 
     @Test
     void aHighWatermarkThatMovesBetweenTheLookAndTheParkingStillWakesTheFetch() throws Exception {
-        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
-        ClusterView view = new ClusterView(config);
-        Partitions partitions = new Partitions(config);
-        view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "b1", 9091, "PLAINTEXT")))),
-                List.of(new TopicAssignment(new TopicSpec(TOPIC, TOPIC_ID.toString(), 1, Map.of()), List.of(new PartitionAssignment(0, 1, 1)))),
-                List.of(), List.of()));
-        TopicPartition tp = new TopicPartition(TOPIC, 0);
-        log = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 0), tp, TOPIC_ID.toString(),
-                1, 1, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
-        partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         ProduceHandler produce = new ProduceHandler(partitions, view, new NoVerification(), new ClientQuotas(view, config));
         // The worst moment: the record lands (and its high watermark moves, waking whoever is parked)
         // after the fetch found nothing and before it parks.
@@ -97,16 +107,6 @@ class FetchWakeupTest {
      */
     @Test
     void aFetchWithMinBytesZeroOrNoPartitionIsAnsweredAtOnce() throws Exception {
-        BrokerConfig config = TestBrokerConfig.of(Map.of("dataDir", data.toString(), "broker.id", 1));
-        ClusterView view = new ClusterView(config);
-        Partitions partitions = new Partitions(config);
-        view.applied(new Assignment(1, 1, "c", List.of(new BrokerInfo(1, List.of(new EndpointInfo("PLAINTEXT", "b1", 9091, "PLAINTEXT")))),
-                List.of(new TopicAssignment(new TopicSpec(TOPIC, TOPIC_ID.toString(), 1, Map.of()), List.of(new PartitionAssignment(0, 1, 1)))),
-                List.of(), List.of()));
-        TopicPartition tp = new TopicPartition(TOPIC, 0);
-        log = PartitionLog.open(PartitionLog.directory(partitions.dataDir(), TOPIC, TOPIC_ID.toString(), 0), tp, TOPIC_ID.toString(),
-                1, 1, LogConfig.defaults(), System::currentTimeMillis, partitions.flush());
-        partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         FetchHandler fetch = new FetchHandler(partitions, view, new FetchWaiters(partitions), config, new ClientQuotas(view, config));
         short v = 12;
         var minBytesZero = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(20_000).setMinBytes(0).setMaxBytes(1 << 20)
