@@ -182,19 +182,19 @@ class SaslIT {
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).ignoreExceptions()
                     .until(() -> dave.describeCluster().clusterId().get(5, TimeUnit.SECONDS) != null);
         }
-        kcat(saslSslPort, "SCRAM-SHA-512", "dave", "dave-secret", "four\nfive\n", "-P", "-t", "kcat-scram", "-p", "0");
-        String consumed = kcat(saslSslPort, "SCRAM-SHA-512", "dave", "dave-secret", null, "-C", "-t", "kcat-scram", "-p", "0", "-o",
+        kcatWith(saslSslPort, "SCRAM-SHA-512", "dave", "dave-secret", "four\nfive\n", "-P", "-t", "kcat-scram", "-p", "0");
+        String consumed = kcatWith(saslSslPort, "SCRAM-SHA-512", "dave", "dave-secret", null, "-C", "-t", "kcat-scram", "-p", "0", "-o",
                 "beginning", "-e", "-q", "-f", "%o:%s\\n");
         assertThat(consumed.lines()).containsExactly("0:four", "1:five");
-        assertThatThrownBy(() -> kcat(saslSslPort, "SCRAM-SHA-512", "dave", "not-daves", null, "-L", "-t", "kcat-scram", "-m", "10"))
+        assertThatThrownBy(() -> kcatWith(saslSslPort, "SCRAM-SHA-512", "dave", "not-daves", null, "-L", "-t", "kcat-scram", "-m", "10"))
                 .isInstanceOf(AssertionError.class).hasMessageContaining("uthentication").hasMessageNotContaining("did not finish");
     }
 
     static String kcat(int port, String user, String password, String stdin, String... args) throws Exception {
-        return kcat(port, "PLAIN", user, password, stdin, args);
+        return kcatWith(port, "PLAIN", user, password, stdin, args);
     }
 
-    static String kcat(int port, String mechanism, String user, String password, String stdin, String... args) throws Exception {
+    static String kcatWith(int port, String mechanism, String user, String password, String stdin, String... args) throws Exception {
         List<String> cmd = new java.util.ArrayList<>(List.of("kcat", "-b", "localhost:" + port,
                 "-X", "security.protocol=" + (port == saslSslPort ? "SASL_SSL" : "SASL_PLAINTEXT"), "-X", "sasl.mechanisms=" + mechanism,
                 "-X", "sasl.username=" + user, "-X", "sasl.password=" + password));
