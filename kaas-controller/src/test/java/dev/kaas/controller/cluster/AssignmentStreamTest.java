@@ -60,6 +60,10 @@ class AssignmentStreamTest {
                         "kaas.data-dir", Files.createTempDirectory("kaas-assignment-stream").toString(),
                         "kaas.controller.max-partitions", "200000",
                         "kaas.controller.startup-grace", "0s",
+                        // 110,000 partitions keep the controller's loop busy for seconds on a 2-core machine under
+                        // load (a re-registration's assignment); this test is about streaming them, not about the
+                        // lease, so a slow run must not step the controller down (5 s: after 3.3 s).
+                        "kaas.controller.lease-duration", "30s",
                         // gRPC on the HTTP server, so the test learns the port Quarkus picked (test-port 0).
                         "quarkus.grpc.server.use-separate-server", "false");
             } catch (IOException e) {
