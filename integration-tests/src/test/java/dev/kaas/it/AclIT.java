@@ -453,6 +453,38 @@ class AclIT {
                         .denied(every(CLUSTER_AUTHORIZATION_FAILED)).granted(every(NONE)),
                 codes("AlterUserScramCredentials", AclIT::alterUserScramCredentials).grants(cluster(ALTER))
                         .denied(every(CLUSTER_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                // Older versions, where the answer has another shape: FindCoordinator before batching (v0-3), OffsetFetch
+                // before several groups (v0-7: v0 puts the group's error on each partition, v1 has nowhere to put it and
+                // answers nothing, v2-7 at the top level), DescribeLogDirs before its top-level error (v0-2: no log dir).
+                codes("FindCoordinator v0 (group)", c -> findCoordinatorSingle(c, c.group(), (byte) 0, (short) 0)).grants(group(DESCRIBE))
+                        .denied(every(GROUP_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("FindCoordinator v3 (group)", c -> findCoordinatorSingle(c, c.group(), (byte) 0, (short) 3)).grants(group(DESCRIBE))
+                        .denied(every(GROUP_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("FindCoordinator v3 (transaction)", c -> findCoordinatorSingle(c, c.txn(), (byte) 1, (short) 3)).grants(txn(DESCRIBE))
+                        .denied(every(TRANSACTIONAL_ID_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("OffsetFetch v0 (group)", c -> offsetFetchSingle(c, (short) 0, true)).grants(group(DESCRIBE), shared(DESCRIBE))
+                        .denied(every(GROUP_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("OffsetFetch v1 (group)", c -> offsetFetchSingle(c, (short) 1, true)).grants(group(DESCRIBE), shared(DESCRIBE))
+                        .denied(absent()).granted(listed()),
+                codes("OffsetFetch v7 (group)", c -> offsetFetchSingle(c, (short) 7, true)).grants(group(DESCRIBE), shared(DESCRIBE))
+                        .denied(every(GROUP_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("OffsetFetch v7 (topic)", c -> offsetFetchSingle(c, (short) 7, true)).given(group(DESCRIBE)).grants(shared(DESCRIBE))
+                        .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("OffsetFetch v7 (all partitions)", c -> offsetFetchSingle(c, (short) 7, false)).setup(AclIT::committedOffset)
+                        .given(group(DESCRIBE)).grants(shared(DESCRIBE))
+                        .denied(absent()).granted(listed()),
+                codes("DescribeLogDirs v2", c -> describeLogDirsBefore3(c, (short) 2)).grants(cluster(DESCRIBE))
+                        .denied(absent()).granted(listed()),
+                codes("DescribeLogDirs v0", c -> describeLogDirsBefore3(c, (short) 0)).grants(cluster(DESCRIBE))
+                        .denied(absent()).granted(listed()),
+                // A follower's fetch (a replica id) needs CLUSTER_ACTION, not READ: without it every partition is refused.
+                codes("Fetch (a follower's, v16)", c -> followerFetch(c, max(ApiKeys.FETCH))).given(shared(READ))
+                        .grants(cluster(CLUSTER_ACTION))
+                        .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
+                codes("Fetch (a follower's, v12)", c -> followerFetch(c, (short) 12)).given(shared(READ))
+                        .grants(cluster(CLUSTER_ACTION))
+                        .denied(every(TOPIC_AUTHORIZATION_FAILED)).granted(every(NONE)),
+
                 // No gate: everyone is answered; DESCRIBE on the cluster only shows in the authorized operations.
                 new Row<>("DescribeCluster (authorized operations)", List.of(), List.of(), List.of(cluster(DESCRIBE)),
                         AclIT::describeClusterAuthorizedOperations, equalTo(0), equalTo(1 << DESCRIBE.code())));
@@ -1418,6 +1450,51 @@ class AclIT {
         req.dirs().add(dir);
         var r = (AlterReplicaLogDirsResponse) c.aliceAtLeader(SHARED).send(ApiKeys.ALTER_REPLICA_LOG_DIRS, max(ApiKeys.ALTER_REPLICA_LOG_DIRS), req);
         return codes(r.data().results().stream().flatMap(t -> t.partitions().stream().map(p -> p.errorCode())));
+    }
+
+    /** Before batching (v0-3): one key, its code at the top level. */
+    static List<Errors> findCoordinatorSingle(Case c, String key, byte keyType, short version) throws Exception {
+        var r = (FindCoordinatorResponse) c.alice(1).send(ApiKeys.FIND_COORDINATOR, version,
+                new FindCoordinatorRequestData().setKey(key).setKeyType(keyType));
+        return List.of(Errors.forCode(r.data().errorCode()));
+    }
+
+    /**
+     * One group (v0-7): the top-level code from v2 when it is not NONE, else the shared topic's
+     * partitions (none when left out).
+     */
+    static List<Errors> offsetFetchSingle(Case c, short version, boolean namedTopics) throws Exception {
+        var req = new OffsetFetchRequestData().setGroupId(c.group()).setTopics(namedTopics
+                ? List.of(new OffsetFetchRequestData.OffsetFetchRequestTopic().setName(SHARED).setPartitionIndexes(List.of(0)))
+                : null);
+        var r = (OffsetFetchResponse) c.aliceAtGroupCoordinator().send(ApiKeys.OFFSET_FETCH, version, req);
+        if (version >= 2 && r.data().errorCode() != 0) {
+            return List.of(Errors.forCode(r.data().errorCode()));
+        }
+        return codes(r.data().topics().stream().filter(t -> t.name().equals(SHARED)).flatMap(t -> t.partitions().stream().map(p -> p.errorCode())));
+    }
+
+    /** Before the top-level code (v0-2): each log dir's code; a refusal answers no log dir at all. */
+    static List<Errors> describeLogDirsBefore3(Case c, short version) throws Exception {
+        var r = (DescribeLogDirsResponse) c.alice(1).send(ApiKeys.DESCRIBE_LOG_DIRS, version,
+                new DescribeLogDirsRequestData().setTopics(null));
+        return codes(r.data().results().stream().map(d -> d.errorCode()));
+    }
+
+    /** A fetch as broker 7's replica would send it (the replica id in ReplicaState from v15). */
+    static List<Errors> followerFetch(Case c, short version) throws Exception {
+        var req = new FetchRequestData().setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20).setSessionEpoch(-1);
+        if (version >= 15) {
+            req.setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(7).setReplicaEpoch(-1));
+        } else {
+            req.setReplicaId(7);
+        }
+        var t = new FetchRequestData.FetchTopic().setTopicId(sharedId).setTopic(SHARED);
+        t.partitions().add(new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20));
+        req.topics().add(t);
+        var r = (FetchResponse) c.aliceAtLeader(SHARED).send(ApiKeys.FETCH, version, req);
+        assertThat(Errors.forCode(r.data().errorCode())).as("fetch top level").isEqualTo(NONE);
+        return codes(r.data().responses().stream().flatMap(x -> x.partitions().stream().map(p -> p.errorCode())));
     }
 
     static List<Errors> describeLogDirs(Case c) throws Exception {

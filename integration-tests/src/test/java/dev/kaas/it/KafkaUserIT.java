@@ -29,9 +29,19 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -163,7 +173,9 @@ class KafkaUserIT {
                 "kaas.controller.metadata", "kubernetes",
                 "kaas.controller.kubernetes.namespace", NS,
                 "kubernetes.master", "http://127.0.0.1:" + apiServer.getPort(),
-                "kubernetes.namespace", NS);
+                "kubernetes.namespace", NS,
+                // Only watch events bring passes within the test: what it shows must not be the resync's doing.
+                "kaas.controller.kubernetes.resync", "10m");
         try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 1, 1, brokerProps, controllerProps)) {
             await("both KafkaUsers ready", 30, () -> "True".equals(ready("admin").get("status")) && "True".equals(ready("alice").get("status")));
             Properties admin = client(cluster, "admin", password("admin"));
@@ -183,9 +195,36 @@ class KafkaUserIT {
                     "authorization", Map.of("type", "simple", "acls", List.of(acl("topic", "orders", "Describe")))));
             await("alice's write refused", 30, () -> send(alice, "orders") instanceof AuthorizationException);
 
+            // The Kafka API grants alice more: the resource owns her ACLs, and the write is put back at once, not at the
+            // 30 s resync (the controller asks for a pass when a write changes what a resource owns).
+            try (Admin a = Admin.create(admin)) {
+                AclBinding extra = new AclBinding(new ResourcePattern(ResourceType.TOPIC, "other", PatternType.LITERAL),
+                        new AccessControlEntry("User:alice", "*", AclOperation.WRITE, AclPermissionType.ALLOW));
+                a.createAcls(List.of(extra)).all().get(30, TimeUnit.SECONDS);
+                AclBindingFilter alices = new AclBindingFilter(ResourcePatternFilter.ANY, new AccessControlEntryFilter("User:alice",
+                        null, AclOperation.ANY, AclPermissionType.ANY));
+                await("the API's ACL put back", 5, () -> {
+                    try {
+                        return !a.describeAcls(alices).values().get(10, TimeUnit.SECONDS).contains(extra);
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
+                assertThat(a.describeAcls(alices).values().get(10, TimeUnit.SECONDS)).as("the resource's ACL stays").hasSize(1);
+            }
+
+            // A new password in alice's Secret takes effect at once too: the change of the Secret brings a pass.
+            Secret secret = kubectl.secrets().inNamespace(NS).withName("alice").get();
+            String oldPassword = password("alice");
+            secret.getData().put("password", Base64.getEncoder().encodeToString("a-new-password-for-alice".getBytes(StandardCharsets.UTF_8)));
+            kubectl.secrets().inNamespace(NS).resource(secret).update();
+            Properties renewed = client(cluster, "alice", "a-new-password-for-alice");
+            await("the new password accepted", 10, () -> send(renewed, "orders") instanceof AuthorizationException);
+            assertThat(send(client(cluster, "alice", oldPassword), "orders")).as("the old password").isInstanceOf(SaslAuthenticationException.class);
+
             // The resource goes: alice no longer logs in once the controller removed her.
             kubectl.genericKubernetesResources(KAFKA_USERS).inNamespace(NS).withName("alice").delete();
-            await("alice's login refused", 30, () -> send(alice, "orders") instanceof SaslAuthenticationException);
+            await("alice's login refused", 30, () -> send(renewed, "orders") instanceof SaslAuthenticationException);
             assertThat(send(admin, "orders")).as("the other user is untouched").isNull();
         }
     }

@@ -10,6 +10,7 @@ import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
+import dev.kaas.common.model.ClientQuota;
 import dev.kaas.common.model.PartitionAssignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.common.model.TopicSpec;
@@ -671,12 +672,14 @@ public final class ControllerCore {
     public AlterScramCredentialsReply alterScramCredentials(AlterScramCredentialsCall call) throws IOException {
         requireWritable();
         ScramCredentialChanges.Outcome outcome = ScramCredentialChanges.apply(current.scramUsers(), call);
+        Assignment before = current;
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users(),
                     current.clientQuotas(), current.acls(), current.declaredUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
+            reconcileSoonIfDeclaredChanged(before);
         }
         return AlterScramCredentialsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
@@ -688,12 +691,14 @@ public final class ControllerCore {
     public AlterClientQuotasReply alterClientQuotas(AlterClientQuotasCall call) throws IOException {
         requireWritable();
         ClientQuotaChanges.Outcome outcome = ClientQuotaChanges.apply(current.clientQuotas(), call);
+        Assignment before = current;
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(),
                     outcome.quotas(), current.acls(), current.declaredUsers()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
+            reconcileSoonIfDeclaredChanged(before);
         }
         return AlterClientQuotasReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
@@ -706,10 +711,12 @@ public final class ControllerCore {
     public CreateAclsReply createAcls(CreateAclsCall call) throws IOException {
         requireWritable();
         AclChanges.Outcome<AclResult> outcome = AclChanges.create(current.acls(), call);
+        Assignment before = current;
         if (outcome.changed()) {
             publishIfChanged(current.withAcls(outcome.acls()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
+            reconcileSoonIfDeclaredChanged(before);
         }
         return CreateAclsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
@@ -718,9 +725,11 @@ public final class ControllerCore {
     public DeleteAclsReply deleteAcls(DeleteAclsCall call) throws IOException {
         requireWritable();
         AclChanges.Outcome<AclFilterResult> outcome = AclChanges.delete(current.acls(), call);
+        Assignment before = current;
         if (outcome.changed()) {
             publishIfChanged(current.withAcls(outcome.acls()));
             requireLeader();
+            reconcileSoonIfDeclaredChanged(before);
         }
         return DeleteAclsReply.newBuilder().addAllResults(outcome.results()).setAssignmentVersion(current.version()).build();
     }
@@ -969,7 +978,31 @@ public final class ControllerCore {
         }
     }
 
-    /** Whether the last reconcile pass stopped at its time budget and another one is due. */
+    /**
+     * A Kafka API write that changed what a KafkaUser resource owns (its user's SCRAM credentials,
+     * ACLs or user quota) asks for a pass at once, which puts the resource's back. Strimzi's User
+     * Operator does the same at its next pass; here the write shows for milliseconds, not until
+     * the resync.
+     */
+    private void reconcileSoonIfDeclaredChanged(Assignment before) {
+        Set<String> declared = new HashSet<>(before.declaredUsers().values());
+        if (!declared.isEmpty() && !ownedByDeclarations(before, declared).equals(ownedByDeclarations(current, declared))) {
+            reconcileUnfinished = true;
+        }
+    }
+
+    private static List<Object> ownedByDeclarations(Assignment a, Set<String> users) {
+        Set<String> principals = new HashSet<>();
+        users.forEach(u -> principals.add("User:" + u));
+        return List.of(
+                a.scramUsers().entrySet().stream().filter(e -> users.contains(e.getKey()))
+                        .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)),
+                a.acls().stream().filter(acl -> principals.contains(acl.principal())).collect(java.util.stream.Collectors.toSet()),
+                a.clientQuotas().stream().filter(q -> q.entity().size() == 1 && users.contains(q.entity().get(ClientQuota.USER)))
+                        .collect(java.util.stream.Collectors.toSet()));
+    }
+
+    /** Whether the last reconcile pass stopped at its time budget, or a Kafka API write changed a declared user, and another one is due. */
     public boolean reconcileUnfinished() {
         return reconcileUnfinished && isLeader();
     }

@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -333,9 +334,35 @@ final class KafkaUserStore implements UserCatalog {
         if (informer != null) {
             return;
         }
-        informer = Watches.start(() -> client.resources(KafkaUser.class).inNamespace(namespace).runnableInformer(0), listener);
-        // Secrets change passwords but trigger no pass (the resync reads them); the watch only saves calls.
-        secrets = Watches.start(() -> client.secrets().inNamespace(namespace).runnableInformer(0), null);
+        SharedIndexInformer<KafkaUser> users = Watches.start(() -> client.resources(KafkaUser.class).inNamespace(namespace)
+                .runnableInformer(0), listener);
+        informer = users;
+        // A changed password takes effect now, not at the resync: a change of a Secret some user's password is
+        // read from brings a pass; the namespace's other Secrets (tokens, certificates) bring none.
+        secrets = Watches.start(() -> client.secrets().inNamespace(namespace).runnableInformer(0),
+                s -> holdsAPassword(s, users.getStore().list()), listener);
+    }
+
+    /**
+     * Whether a change of {@code secret} can change a user's password: it is the Secret a
+     * resource's {@code secretKeyRef} names, or (without one) the Secret named after the resource
+     * that the controller makes.
+     */
+    static boolean holdsAPassword(Secret secret, Collection<KafkaUser> users) {
+        String name = secret.getMetadata() == null ? null : secret.getMetadata().getName();
+        if (name == null) {
+            return false;
+        }
+        for (KafkaUser u : users) {
+            if (u.getSpec() == null || u.getSpec().getAuthentication() == null || u.getMetadata() == null) {
+                continue;
+            }
+            SecretKeySelector ref = secretRef(u.getSpec());
+            if (name.equals(ref != null ? ref.getName() : u.getMetadata().getName())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether passwords are read from the watched Secrets (else with a call each). */

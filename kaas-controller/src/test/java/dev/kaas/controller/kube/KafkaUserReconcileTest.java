@@ -224,6 +224,74 @@ class KafkaUserReconcileTest {
         assertThat(verifies(core.current().scramUsers().get("bob").get(0), "second-password")).as("what was applied stays").isTrue();
     }
 
+    /**
+     * A changed password takes effect at once: the controller's watch of Secrets asks for a pass
+     * when a Secret some user's password is read from changes (the runtime's reconcile request).
+     */
+    @Test
+    void aChangeOfAPasswordSecretAsksForAPass() throws Exception {
+        user.secrets().inNamespace("kaas").resource(new SecretBuilder().withNewMetadata().withName("dan-pw").endMetadata()
+                .addToData("pw", Base64.getEncoder().encodeToString("first-password".getBytes(StandardCharsets.UTF_8))).build()).create();
+        apply("dan", withPasswordFrom(spec("scram-sha-512", null, null), "dan-pw"));
+        java.util.concurrent.atomic.AtomicInteger passes = new java.util.concurrent.atomic.AtomicInteger();
+        KafkaUserStore store = (KafkaUserStore) metadata.users();
+        store.watch(passes::incrementAndGet);
+        // The first lists bring the resource and its Secret: a pass each.
+        awaitAtLeast(passes, 2);
+        int before = passes.get();
+
+        Secret s = user.secrets().inNamespace("kaas").withName("dan-pw").get();
+        s.getData().put("pw", Base64.getEncoder().encodeToString("second-password".getBytes(StandardCharsets.UTF_8)));
+        user.resource(s).update();
+
+        awaitAtLeast(passes, before + 1);
+        core.reconcileDeclarations();
+        assertThat(verifies(core.current().scramUsers().get("dan").get(0), "second-password")).isTrue();
+    }
+
+    /** Which Secrets bring a pass: those a user's password is read from, not the namespace's others. */
+    @Test
+    void onlySecretsThatHoldAPasswordBringAPass() {
+        KafkaUser named = resource("erin", withPasswordFrom(spec("scram-sha-512", null, null), "erin-pw"));
+        KafkaUser made = resource("frank", spec("scram-sha-512", null, null));
+        KafkaUser aclsOnly = resource("gina", spec(null, List.of(rule("topic", "t", null, "Read")), null));
+        List<KafkaUser> users = List.of(named, made, aclsOnly);
+
+        assertThat(KafkaUserStore.holdsAPassword(secret("erin-pw"), users)).as("named by secretKeyRef").isTrue();
+        assertThat(KafkaUserStore.holdsAPassword(secret("frank"), users)).as("made for the user").isTrue();
+        assertThat(KafkaUserStore.holdsAPassword(secret("erin"), users)).as("the user's name, but it names another").isFalse();
+        assertThat(KafkaUserStore.holdsAPassword(secret("gina"), users)).as("a user without a password").isFalse();
+        assertThat(KafkaUserStore.holdsAPassword(secret("default-token"), users)).as("unrelated").isFalse();
+    }
+
+    private static KafkaUserSpec withPasswordFrom(KafkaUserSpec spec, String secret) {
+        KafkaUserSpec.PasswordSource source = new KafkaUserSpec.PasswordSource();
+        source.setSecretKeyRef(new SecretKeySelector("pw", secret, false));
+        KafkaUserSpec.Password p = new KafkaUserSpec.Password();
+        p.setValueFrom(source);
+        spec.getAuthentication().setPassword(p);
+        return spec;
+    }
+
+    private static KafkaUser resource(String name, KafkaUserSpec spec) {
+        KafkaUser u = new KafkaUser();
+        u.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("kaas").build());
+        u.setSpec(spec);
+        return u;
+    }
+
+    private static Secret secret(String name) {
+        return new SecretBuilder().withNewMetadata().withName(name).withNamespace("kaas").endMetadata().build();
+    }
+
+    private static void awaitAtLeast(java.util.concurrent.atomic.AtomicInteger count, int wanted) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (count.get() < wanted && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(count.get()).as("passes asked for").isGreaterThanOrEqualTo(wanted);
+    }
+
     @Test
     void aSecretOfTheUsersNameThatKaasDidNotMakeIsNeitherReadNorReplaced() throws Exception {
         user.secrets().inNamespace("kaas").resource(new SecretBuilder().withNewMetadata().withName("carol").endMetadata()
@@ -253,12 +321,19 @@ class KafkaUserReconcileTest {
                         .setPatternType(PatternType.LITERAL.code()).setPrincipal("User:erin").setHost("*")
                         .setOperation(AclOperation.READ.code()).setPermission(AclPermissionType.ALLOW.code())).build());
         assertThat(aclsOf("User:dave")).hasSize(2);
+        assertThat(core.reconcileUnfinished()).as("a declared user's ACLs changed: a pass is due at once").isTrue();
 
         core.reconcileDeclarations();
 
         assertThat(aclsOf("User:dave")).extracting(AclEntry::resourceName).containsExactly("orders");
         assertThat(aclsOf("User:erin")).as("a user no resource declares is the Kafka API's").hasSize(1);
         assertThat(userQuota("dave")).isEqualTo(Map.of("producer_byte_rate", 2048.0));
+
+        core.createAcls(CreateAclsCall.newBuilder()
+                .addAcls(AclSpec.newBuilder().setResourceType(ResourceType.TOPIC.code()).setResourceName("more")
+                        .setPatternType(PatternType.LITERAL.code()).setPrincipal("User:erin").setHost("*")
+                        .setOperation(AclOperation.READ.code()).setPermission(AclPermissionType.ALLOW.code())).build());
+        assertThat(core.reconcileUnfinished()).as("only undeclared users changed: no pass due").isFalse();
     }
 
     @Test
