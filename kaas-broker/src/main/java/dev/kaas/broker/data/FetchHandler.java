@@ -366,11 +366,7 @@ public class FetchHandler implements ApiHandler {
     /** A slice's bytes, read now (on the storage thread). */
     static MemoryRecords inHeap(FileSlice slice) throws IOException {
         ByteBuffer buf = ByteBuffer.allocate(slice.size());
-        while (buf.hasRemaining()) {
-            if (slice.channel().read(buf, slice.position() + buf.position()) < 0) {
-                throw new java.io.EOFException("segment ended " + buf.remaining() + " bytes before the fetched slice");
-            }
-        }
+        slice.readFully(buf, 0);
         return MemoryRecords.readableRecords(buf.flip());
     }
 

@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.stream.ChunkedInput;
-import java.io.EOFException;
 import java.io.IOException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -102,7 +101,7 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
             return;
         }
         int n = (int) Math.min(CHUNK, slice.size() - requested);
-        long at = slice.position() + requested;
+        long offset = requested;
         requested += n;
         reading = true;
         ByteBufAllocator allocator = alloc;
@@ -113,7 +112,7 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
                 ByteBuf chunk = allocator.heapBuffer(n, n);
                 IOException error = null;
                 try {
-                    fill(chunk, at, n);
+                    fill(chunk, offset, n);
                 } catch (IOException | RuntimeException e) {
                     chunk.release();
                     chunk = null;
@@ -152,15 +151,9 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         resume.run();
     }
 
-    /** Reads exactly {@code n} bytes at {@code at}; the slice lies below the high watermark, so a short file is an error. */
-    private void fill(ByteBuf chunk, long at, int n) throws IOException {
-        int got = 0;
-        while (got < n) {
-            int r = chunk.writeBytes(slice.channel(), at + got, n - got);
-            if (r < 0) {
-                throw new EOFException("segment ended " + (n - got) + " bytes before the fetched slice");
-            }
-            got += r;
-        }
+    /** Reads exactly {@code n} bytes {@code offset} into the slice; it lies below the high watermark, so a short file is an error. */
+    private void fill(ByteBuf chunk, long offset, int n) throws IOException {
+        slice.readFully(chunk.nioBuffer(chunk.writerIndex(), n), offset);
+        chunk.writerIndex(chunk.writerIndex() + n);
     }
 }
