@@ -326,6 +326,64 @@ class ProtocolLimitsIT {
         }
     }
 
+    /**
+     * The layers of a dynamic limit, as Apache's: a broker's own {@code max.connections.per.ip}
+     * (entity {@code 1}) wins over the cluster-wide default, which wins over the static setting,
+     * and deleting a layer brings the one below back, each without a restart. Each probe connects
+     * from a new address, so connections closed by an earlier probe cannot count against it.
+     */
+    @Test
+    void aBrokersOwnLimitWinsOverTheClusterDefaultAndDeletingItBringsTheDefaultBack() throws Exception {
+        var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");
+        var broker = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "1");
+        int[] address = {0};
+        java.util.function.IntSupplier probe = () -> acceptedFrom("127.0.1." + (++address[0]), PER_IP + 1);
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            setPerIp(admin, clusterDefault, "6");
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
+            setPerIp(admin, broker, "4");
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 4);
+            setPerIp(admin, broker, null);
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
+            setPerIp(admin, clusterDefault, null);
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == PER_IP);
+        }
+    }
+
+    private static void setPerIp(Admin admin, org.apache.kafka.common.config.ConfigResource resource, String value) throws Exception {
+        var op = new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("max.connections.per.ip",
+                value == null ? "" : value), value == null ? org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE
+                : org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(op))).all().get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    /** How many connections from {@code ip} are served (up to {@code max}) before one is closed; all closed after. */
+    private static int acceptedFrom(String ip, int max) {
+        List<Socket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < max; i++) {
+                Socket s = connectFrom(ip);
+                open.add(s);
+                try {
+                    apiVersions(s);
+                } catch (IOException closed) {
+                    return i;
+                }
+            }
+            return max;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } finally {
+            for (Socket s : open) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // closing a probe
+                }
+            }
+        }
+    }
+
     @Test
     void partlySentLargeFramesStopReadingOnceTheBudgetIsUsedUntilOneIsReleased() throws Exception {
         List<Socket> stalled = new ArrayList<>();
