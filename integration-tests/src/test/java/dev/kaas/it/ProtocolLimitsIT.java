@@ -337,16 +337,25 @@ class ProtocolLimitsIT {
         var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");
         var broker = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "1");
         int[] address = {0};
-        java.util.function.IntSupplier probe = () -> acceptedFrom("127.0.1." + (++address[0]), PER_IP + 1);
+        java.util.function.IntSupplier probe = () -> {
+            int n = address[0]++;
+            return acceptedFrom("127.0." + (1 + n / 250) + "." + (1 + n % 250), PER_IP + 1);
+        };
         try (Admin admin = Admin.create(cluster.clientProps())) {
-            setPerIp(admin, clusterDefault, "6");
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
-            setPerIp(admin, broker, "4");
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 4);
-            setPerIp(admin, broker, null);
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
-            setPerIp(admin, clusterDefault, null);
-            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == PER_IP);
+            try {
+                setPerIp(admin, clusterDefault, "6");
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
+                setPerIp(admin, broker, "4");
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 4);
+                setPerIp(admin, broker, null);
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == 6);
+                setPerIp(admin, clusterDefault, null);
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> probe.getAsInt() == PER_IP);
+            } finally {
+                // The class's other tests expect the static limits.
+                setPerIp(admin, broker, null);
+                setPerIp(admin, clusterDefault, null);
+            }
         }
     }
 

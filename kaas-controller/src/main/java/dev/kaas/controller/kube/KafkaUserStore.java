@@ -47,6 +47,8 @@ final class KafkaUserStore implements UserCatalog {
     /** On a Secret the controller made: the user it is for. */
     static final String USER_LABEL = "kaas.dev/kafka-user";
     static final String PASSWORD_KEY = "password";
+    /** The one authentication type with a password (Strimzi's spelling). */
+    private static final String SCRAM_SHA_512 = "scram-sha-512";
     private static final String ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     /** Strimzi's generated password length. */
     private static final int PASSWORD_LENGTH = 32;
@@ -291,7 +293,7 @@ final class KafkaUserStore implements UserCatalog {
         KafkaUserStatus s = new KafkaUserStatus();
         s.setUsername(verdict.username());
         KafkaUserSpec spec = resource.getSpec();
-        if (verdict.ready() && "scram-sha-512".equals(verdict.declaration().authentication()) && spec != null) {
+        if (verdict.ready() && SCRAM_SHA_512.equals(verdict.declaration().authentication()) && spec != null) {
             SecretKeySelector ref = secretRef(spec);
             s.setSecret(ref != null ? ref.getName() : resource.getMetadata().getName());
         } else if (resource.getStatus() != null && !verdict.ready()) {
@@ -345,8 +347,8 @@ final class KafkaUserStore implements UserCatalog {
 
     /**
      * Whether a change of {@code secret} can change a user's password: it is the Secret a
-     * resource's {@code secretKeyRef} names, or (without one) the Secret named after the resource
-     * that the controller makes.
+     * {@code scram-sha-512} resource's {@code secretKeyRef} names, or (without one) the Secret named
+     * after the resource that the controller makes.
      */
     static boolean holdsAPassword(Secret secret, Collection<KafkaUser> users) {
         String name = secret.getMetadata() == null ? null : secret.getMetadata().getName();
@@ -354,7 +356,8 @@ final class KafkaUserStore implements UserCatalog {
             return false;
         }
         for (KafkaUser u : users) {
-            if (u.getSpec() == null || u.getSpec().getAuthentication() == null || u.getMetadata() == null) {
+            if (u.getSpec() == null || u.getSpec().getAuthentication() == null || u.getMetadata() == null
+                    || !SCRAM_SHA_512.equals(u.getSpec().getAuthentication().getType())) {
                 continue;
             }
             SecretKeySelector ref = secretRef(u.getSpec());

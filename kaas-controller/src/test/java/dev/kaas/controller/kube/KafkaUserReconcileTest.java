@@ -236,9 +236,18 @@ class KafkaUserReconcileTest {
         java.util.concurrent.atomic.AtomicInteger passes = new java.util.concurrent.atomic.AtomicInteger();
         KafkaUserStore store = (KafkaUserStore) metadata.users();
         store.watch(passes::incrementAndGet);
-        // The first lists bring the resource and its Secret: a pass each.
-        awaitAtLeast(passes, 2);
-        int before = passes.get();
+        // The first lists bring the resource (and, if the users' list came first, its Secret): wait until they are in.
+        awaitAtLeast(passes, 1);
+        long settle = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!store.secretsWatched() && System.nanoTime() < settle) {
+            Thread.sleep(20);
+        }
+        assertThat(store.secretsWatched()).isTrue();
+        int before;
+        do {
+            before = passes.get();
+            Thread.sleep(300);
+        } while (passes.get() != before);
 
         Secret s = user.secrets().inNamespace("kaas").withName("dan-pw").get();
         s.getData().put("pw", Base64.getEncoder().encodeToString("second-password".getBytes(StandardCharsets.UTF_8)));
@@ -255,12 +264,14 @@ class KafkaUserReconcileTest {
         KafkaUser named = resource("erin", withPasswordFrom(spec("scram-sha-512", null, null), "erin-pw"));
         KafkaUser made = resource("frank", spec("scram-sha-512", null, null));
         KafkaUser aclsOnly = resource("gina", spec(null, List.of(rule("topic", "t", null, "Read")), null));
-        List<KafkaUser> users = List.of(named, made, aclsOnly);
+        KafkaUser certificate = resource("hank", spec("tls-external", null, null));
+        List<KafkaUser> users = List.of(named, made, aclsOnly, certificate);
 
         assertThat(KafkaUserStore.holdsAPassword(secret("erin-pw"), users)).as("named by secretKeyRef").isTrue();
         assertThat(KafkaUserStore.holdsAPassword(secret("frank"), users)).as("made for the user").isTrue();
         assertThat(KafkaUserStore.holdsAPassword(secret("erin"), users)).as("the user's name, but it names another").isFalse();
         assertThat(KafkaUserStore.holdsAPassword(secret("gina"), users)).as("a user without a password").isFalse();
+        assertThat(KafkaUserStore.holdsAPassword(secret("hank"), users)).as("a certificate user's name (a TLS Secret, say)").isFalse();
         assertThat(KafkaUserStore.holdsAPassword(secret("default-token"), users)).as("unrelated").isFalse();
     }
 
