@@ -34,6 +34,9 @@ import java.util.stream.Collectors;
  *   broker 2   not alive  stopped                  partitions 0    group slots 0   txn slots 0   -
  * partitions:  4 in 1 topic, 0 without a leader
  * slots:       0 group and 0 transaction slots without an owner
+ * reassigned:  2 partitions kept on a broker by a reassignment, 1 still moving
+ *   orders-3                       on broker 2   moving (written by broker 1)
+ *   orders-4                       on broker 2
  * </pre>
  */
 final class StatusReport {
@@ -67,8 +70,44 @@ final class StatusReport {
                     .filter(p -> p.leader() == PartitionAssignment.NO_LEADER).count();
             field(out, "partitions", partitions + " in " + count(a.topics().size(), "topic") + ", " + leaderless + " without a leader");
             field(out, "slots", unowned(a.groupSlots()) + " group and " + unowned(a.txnSlots()) + " transaction slots without an owner");
+            reassignments(out, a);
         });
         return out.toString();
+    }
+
+    /** At most this many reassigned partitions get a line of their own; the count covers them all. */
+    static final int REASSIGNED_LINES = 20;
+
+    /**
+     * Partitions an AlterPartitionReassignments placed ({@code kafka-reassign-partitions.sh}): where
+     * each is kept, and whether it is still moving there. Nothing when there are none.
+     */
+    private static void reassignments(StringBuilder out, Assignment a) {
+        List<String> lines = new java.util.ArrayList<>();
+        int moving = 0;
+        for (TopicAssignment t : a.topics()) {
+            for (PartitionAssignment p : t.partitions()) {
+                if (p.target() == null) {
+                    continue;
+                }
+                String state = !p.reassigning() ? "" : p.leader() != PartitionAssignment.NO_LEADER
+                        ? "moving (written by broker " + p.leader() + ")"
+                        : p.leaving() != null ? "moving (broker " + p.leaving() + " is handing it off)" : "moving (no writer yet)";
+                if (p.reassigning()) {
+                    moving++;
+                }
+                lines.add(String.format(Locale.ROOT, "  %-30s on broker %-3d %s", t.topic().name() + "-" + p.partition(), p.target(), state)
+                        .stripTrailing());
+            }
+        }
+        if (lines.isEmpty()) {
+            return;
+        }
+        field(out, "reassigned", count(lines.size(), "partition") + " kept on a broker by a reassignment, " + moving + " still moving");
+        lines.stream().limit(REASSIGNED_LINES).forEach(l -> out.append(l).append('\n'));
+        if (lines.size() > REASSIGNED_LINES) {
+            out.append("  ... and ").append(lines.size() - REASSIGNED_LINES).append(" more\n");
+        }
     }
 
     private static String lease(Optional<LeaseRecord> lease, long nowMs) {

@@ -99,6 +99,43 @@ class ClusterStatusTest {
     }
 
     @Test
+    void reassignedPartitionsAreListedWithTheirTargetAndWhetherTheyStillMove() throws Exception {
+        // Given a partition kept on broker 2 (done), one moving from broker 1 to 2, one whose handoff from 1 is under way
+        List<PartitionAssignment> parts = List.of(new PartitionAssignment(0, 2, 3, 2), new PartitionAssignment(1, 1, 2, 2),
+                new PartitionAssignment(2, PartitionAssignment.NO_LEADER, 2, 2, 1), new PartitionAssignment(3, 1, 2));
+        write("__cluster/assignment.json", new Assignment(7, 3, "the-cluster", List.of(broker(1, 9092), broker(2, 9100)),
+                List.of(new TopicAssignment(new TopicSpec("orders", "id-orders", 4, Map.of()), parts)), slots(1, 2), slots(1)));
+
+        // When
+        String out = report(RUNNING_4101_ONLY);
+
+        // Then
+        assertThat(line(out, "reassigned:")).isEqualTo("reassigned:  3 partitions kept on a broker by a reassignment, 2 still moving");
+        assertThat(line(out, "orders-0 ")).matches(" *orders-0 +on broker 2");
+        assertThat(line(out, "orders-1 ")).matches(" *orders-1 +on broker 2 +moving \\(written by broker 1\\)");
+        assertThat(line(out, "orders-2 ")).matches(" *orders-2 +on broker 2 +moving \\(broker 1 is handing it off\\)");
+        assertThat(out).doesNotContain("orders-3");
+    }
+
+    @Test
+    void withoutReassignmentsThereIsNoReassignedLineAndManyAreCut() throws Exception {
+        write("__cluster/assignment.json", new Assignment(7, 3, "the-cluster", List.of(broker(1, 9092)),
+                List.of(topic("a", 1, 1)), slots(1), slots(1)));
+        assertThat(report(RUNNING_4101_ONLY)).doesNotContain("reassigned");
+
+        List<PartitionAssignment> parts = new ArrayList<>();
+        for (int p = 0; p < 25; p++) {
+            parts.add(new PartitionAssignment(p, 1, 2, 1));
+        }
+        write("__cluster/assignment.json", new Assignment(8, 3, "the-cluster", List.of(broker(1, 9092)),
+                List.of(new TopicAssignment(new TopicSpec("many", "id-many", 25, Map.of()), parts)), slots(1), slots(1)));
+        String out = report(RUNNING_4101_ONLY);
+        assertThat(line(out, "reassigned:")).isEqualTo("reassigned:  25 partitions kept on a broker by a reassignment, 0 still moving");
+        assertThat(out.lines().filter(l -> l.strip().startsWith("many-"))).hasSize(StatusReport.REASSIGNED_LINES);
+        assertThat(out).contains("  ... and 5 more\n");
+    }
+
+    @Test
     void aRunDirectoryOfTheOneBrokerScriptIsBrokerOneAndControllerOne() throws Exception {
         // Given the pid files of the earlier script and no cluster.env
         write("__cluster/assignment.json", new Assignment(1, 1, "c", List.of(broker(1, 9092)), List.of(), slots(1), slots(1)));
