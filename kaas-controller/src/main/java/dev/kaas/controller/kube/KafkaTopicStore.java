@@ -56,6 +56,7 @@ final class KafkaTopicStore implements TopicCatalog {
     private final Fence fence;
     private final BoundedCalls calls;
     private final long timeoutMs;
+    private final ReadyEvents events;
     /** Resources as last listed by {@link #declarations()}, by uid: what {@link #report} writes to. */
     private final Map<String, KafkaTopic> listed = new ConcurrentHashMap<>();
     /**
@@ -73,6 +74,7 @@ final class KafkaTopicStore implements TopicCatalog {
         this.fence = fence;
         this.calls = calls;
         this.timeoutMs = timeoutMs;
+        this.events = new ReadyEvents(client, namespace, fence, calls, timeoutMs);
     }
 
     @Override
@@ -146,8 +148,10 @@ final class KafkaTopicStore implements TopicCatalog {
             return;
         }
         fence.check(leaseEpoch, "the status of KafkaTopic " + resource.getMetadata().getName());
+        Condition before = readyCondition(resource.getStatus());
         resource.setStatus(wanted);
         writeStatus(resource);
+        events.onReadyChange(leaseEpoch, resource, before, readyCondition(wanted));
         if (!verdict.ready()) {
             LOG.warnf("KafkaTopic %s/%s not ready reason=%s: %s", namespace, resource.getMetadata().getName(),
                     verdict.reason(), verdict.message());

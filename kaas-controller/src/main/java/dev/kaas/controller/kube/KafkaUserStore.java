@@ -60,6 +60,7 @@ final class KafkaUserStore implements UserCatalog {
     private final KafkaTopicStore.Fence fence;
     private final BoundedCalls calls;
     private final long timeoutMs;
+    private final ReadyEvents events;
     private final SecureRandom random = new SecureRandom();
     /** Resources as last listed by {@link #declarations()}, by uid: what {@link #withPassword} and {@link #report} write to. */
     private final Map<String, KafkaUser> listed = new ConcurrentHashMap<>();
@@ -73,6 +74,7 @@ final class KafkaUserStore implements UserCatalog {
         this.fence = fence;
         this.calls = calls;
         this.timeoutMs = timeoutMs;
+        this.events = new ReadyEvents(client, namespace, fence, calls, timeoutMs);
     }
 
     @Override
@@ -273,6 +275,7 @@ final class KafkaUserStore implements UserCatalog {
             return;
         }
         fence.check(leaseEpoch, "the status of KafkaUser " + name);
+        Condition before = ready(resource.getStatus());
         resource.setStatus(wanted);
         try {
             calls.within(timeoutMs, "writing the status of KafkaUser " + name,
@@ -284,6 +287,7 @@ final class KafkaUserStore implements UserCatalog {
             }
             throw new IOException("writing the status of KafkaUser " + name + ": " + e.getMessage(), e);
         }
+        events.onReadyChange(leaseEpoch, resource, before, ready(wanted));
         if (!verdict.ready()) {
             LOG.warnf("KafkaUser %s/%s not ready reason=%s: %s", namespace, name, verdict.reason(), verdict.message());
         }

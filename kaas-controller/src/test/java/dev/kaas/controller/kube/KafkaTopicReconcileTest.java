@@ -267,6 +267,10 @@ class KafkaTopicReconcileTest {
         assertThat(ready(grown).getStatus()).isEqualTo("True");
         assertThat(grown.getStatus().getTopicId()).isEqualTo(id);
         assertThat(published("orders").partitions()).hasSize(5);
+        // The refusal and the recovery are Events on the resource (its first acceptance is none).
+        assertThat(user.v1().events().inNamespace("kaas").list().getItems()).filteredOn(e -> "orders".equals(e.getInvolvedObject().getName()))
+                .extracting(e -> e.getInvolvedObject().getKind() + " " + e.getType() + " " + e.getReason())
+                .containsExactlyInAnyOrder("KafkaTopic Warning PartitionsDecreased", "KafkaTopic Normal " + ready(grown).getReason());
     }
 
     @Test

@@ -352,6 +352,7 @@ class KafkaUserReconcileTest {
         apply("frank", spec("scram-sha-512", List.of(rule("topic", "orders", null, "Read")), null));
         core.reconcileDeclarations();
         ScramUser credential = core.current().scramUsers().get("frank").get(0);
+        assertThat(eventsOf("frank")).as("accepted at once: no Event").isEmpty();
 
         apply("frank", spec("scram-sha-512", List.of(rule("topic", "orders", null, "Read", "Fly")), null));
         core.reconcileDeclarations();
@@ -373,6 +374,24 @@ class KafkaUserReconcileTest {
         core.reconcileDeclarations();
         assertThat(ready(get("frank")).getReason()).isEqualTo("InvalidQuota");
         assertThat(ready(get("frank")).getMessage()).isEqualTo("Quota producerByteRate: Quota producer_byte_rate must be greater than 0.");
+        core.reconcileDeclarations();
+
+        // An Event for each refusal (not for each pass that finds it still refused), and one when it is accepted again.
+        apply("frank", spec("scram-sha-512", null, null));
+        core.reconcileDeclarations();
+        assertThat(eventsOf("frank")).extracting(e -> e.getType() + " " + e.getReason()).containsExactlyInAnyOrder(
+                "Warning InvalidAcl", "Warning UnsupportedAuthentication", "Warning InvalidQuota", "Normal " + ready(get("frank")).getReason());
+        assertThat(eventsOf("frank")).filteredOn(e -> e.getReason().equals("InvalidQuota")).singleElement().satisfies(e -> {
+            assertThat(e.getMessage()).isEqualTo("Quota producerByteRate: Quota producer_byte_rate must be greater than 0.");
+            assertThat(e.getInvolvedObject().getKind()).isEqualTo("KafkaUser");
+            assertThat(e.getInvolvedObject().getUid()).isEqualTo(get("frank").getMetadata().getUid());
+            assertThat(e.getSource().getComponent()).isEqualTo("kaas-controller");
+        });
+    }
+
+    private List<io.fabric8.kubernetes.api.model.Event> eventsOf(String name) {
+        return user.v1().events().inNamespace("kaas").list().getItems().stream()
+                .filter(e -> name.equals(e.getInvolvedObject().getName())).toList();
     }
 
     @Test
