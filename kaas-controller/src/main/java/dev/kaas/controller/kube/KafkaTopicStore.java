@@ -74,7 +74,7 @@ final class KafkaTopicStore implements TopicCatalog {
         this.fence = fence;
         this.calls = calls;
         this.timeoutMs = timeoutMs;
-        this.events = new ReadyEvents(client, namespace, fence, calls, timeoutMs);
+        this.events = new ReadyEvents(client, namespace);
     }
 
     @Override
@@ -151,7 +151,7 @@ final class KafkaTopicStore implements TopicCatalog {
         Condition before = readyCondition(resource.getStatus());
         resource.setStatus(wanted);
         writeStatus(resource);
-        events.onReadyChange(leaseEpoch, resource, before, readyCondition(wanted));
+        events.onReadyChange(resource, before, readyCondition(wanted));
         if (!verdict.ready()) {
             LOG.warnf("KafkaTopic %s/%s not ready reason=%s: %s", namespace, resource.getMetadata().getName(),
                     verdict.reason(), verdict.message());
@@ -385,5 +385,11 @@ final class KafkaTopicStore implements TopicCatalog {
             informer.close();
             informer = null;
         }
+        events.close();
+    }
+
+    /** The Events this store writes (tests wait for them). */
+    ReadyEvents events() {
+        return events;
     }
 }

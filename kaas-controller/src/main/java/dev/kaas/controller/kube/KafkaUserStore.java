@@ -74,7 +74,7 @@ final class KafkaUserStore implements UserCatalog {
         this.fence = fence;
         this.calls = calls;
         this.timeoutMs = timeoutMs;
-        this.events = new ReadyEvents(client, namespace, fence, calls, timeoutMs);
+        this.events = new ReadyEvents(client, namespace);
     }
 
     @Override
@@ -287,7 +287,7 @@ final class KafkaUserStore implements UserCatalog {
             }
             throw new IOException("writing the status of KafkaUser " + name + ": " + e.getMessage(), e);
         }
-        events.onReadyChange(leaseEpoch, resource, before, ready(wanted));
+        events.onReadyChange(resource, before, ready(wanted));
         if (!verdict.ready()) {
             LOG.warnf("KafkaUser %s/%s not ready reason=%s: %s", namespace, name, verdict.reason(), verdict.message());
         }
@@ -387,5 +387,11 @@ final class KafkaUserStore implements UserCatalog {
             secrets.close();
             secrets = null;
         }
+        events.close();
+    }
+
+    /** The Events this store writes (tests wait for them). */
+    ReadyEvents events() {
+        return events;
     }
 }

@@ -6,11 +6,15 @@ import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
 
 /**
@@ -20,27 +24,37 @@ import org.jboss.logging.Logger;
  * recovery. Only changes bring one, so a resource refused for the same reason pass after pass has
  * one Event, not one a pass.
  *
- * <p>Best effort: an Event that cannot be written (RBAC, a quota on Events, the API server slow)
- * is logged and dropped; the status is what counts. Written only under the lease, as statuses are.
+ * <p>Best effort, and never on the controller loop's time: Events are created by a thread of
+ * their own from a short queue, dropped when it is full, so a slow or refusing Events endpoint
+ * (RBAC, a quota, a separate etcd) neither holds up a pass nor takes the bounded calls the lease
+ * renewal needs. Each Event follows the status write it reports, which was checked against the
+ * lease; it carries nothing a successor could be misled by.
  */
-final class ReadyEvents {
+final class ReadyEvents implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ReadyEvents.class);
     static final String COMPONENT = "kaas-controller";
-    /** The API server refuses longer messages (1 KiB in events.k8s.io/v1); a condition message is rarely near it. */
-    static final int MAX_MESSAGE = 1024;
+    /** Kept short for {@code kubectl describe}; events.k8s.io/v1 allows 1 KiB in a note. */
+    static final int MAX_MESSAGE_BYTES = 1024;
+    private static final int QUEUE = 64;
 
     private final KubernetesClient client;
     private final String namespace;
-    private final KafkaTopicStore.Fence fence;
-    private final BoundedCalls calls;
-    private final long timeoutMs;
+    private final ThreadPoolExecutor writer;
+    private final AtomicBoolean failureLogged = new AtomicBoolean();
+    /** Events queued or being written. */
+    private final AtomicInteger pending = new AtomicInteger();
 
-    ReadyEvents(KubernetesClient client, String namespace, KafkaTopicStore.Fence fence, BoundedCalls calls, long timeoutMs) {
+    ReadyEvents(KubernetesClient client, String namespace) {
         this.client = client;
         this.namespace = namespace;
-        this.fence = fence;
-        this.calls = calls;
-        this.timeoutMs = timeoutMs;
+        this.writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
+            Thread t = new Thread(r, "kaas-kube-events");
+            t.setDaemon(true);
+            return t;
+        }, (r, executor) -> {
+            pending.decrementAndGet();
+            LOG.debugf("an Event dropped: %d are waiting to be written", QUEUE);
+        });
     }
 
     /**
@@ -59,19 +73,44 @@ final class ReadyEvents {
         return before == null || !Objects.equals(before.getStatus(), after.getStatus()) || !Objects.equals(before.getReason(), after.getReason());
     }
 
-    /** The Event for {@code resource}'s new Ready condition {@code after}, if it changed from {@code before}. */
-    void onReadyChange(long leaseEpoch, HasMetadata resource, Condition before, Condition after) throws IOException {
+    /** Queues the Event for {@code resource}'s new Ready condition {@code after}, if it changed from {@code before}. */
+    void onReadyChange(HasMetadata resource, Condition before, Condition after) {
         if (!changed(before, after)) {
             return;
         }
         Event event = event(resource, after, Instant.now());
         String name = resource.getKind() + " " + resource.getMetadata().getName();
-        fence.check(leaseEpoch, "an Event on " + name);
+        pending.incrementAndGet();
+        writer.execute(() -> {
+            try {
+                client.v1().events().inNamespace(namespace).resource(event).create();
+            } catch (RuntimeException e) {
+                if (failureLogged.compareAndSet(false, true)) {
+                    LOG.warnf("no Event written on %s/%s (later failures are logged at debug): %s", namespace, name, e.getMessage());
+                } else {
+                    LOG.debugf("no Event written on %s/%s: %s", namespace, name, e.getMessage());
+                }
+            } finally {
+                pending.decrementAndGet();
+            }
+        });
+    }
+
+    /** Waits briefly for queued Events (a test, a clean stop), then stops the writer. */
+    @Override
+    public void close() {
+        writer.shutdown();
         try {
-            calls.within(timeoutMs, "writing an Event on " + name, () -> client.v1().events().inNamespace(namespace).resource(event).create());
-        } catch (IOException | KubernetesClientException e) {
-            LOG.debugf("no Event written on %s/%s: %s", namespace, name, e.getMessage());
+            writer.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
+        writer.shutdownNow();
+    }
+
+    /** Whether every queued Event has been attempted (for tests). */
+    boolean idle() {
+        return pending.get() == 0;
     }
 
     static Event event(HasMetadata resource, Condition ready, Instant now) {
@@ -79,9 +118,6 @@ final class ReadyEvents {
         boolean isReady = "True".equals(ready.getStatus());
         String message = ready.getMessage() == null || ready.getMessage().isEmpty()
                 ? (isReady ? "Ready" : "Not ready") : ready.getMessage();
-        if (message.length() > MAX_MESSAGE) {
-            message = message.substring(0, MAX_MESSAGE - 1) + "…";
-        }
         return new EventBuilder()
                 .withNewMetadata().withGenerateName(resource.getMetadata().getName() + ".").withNamespace(resource.getMetadata().getNamespace())
                 .endMetadata()
@@ -90,10 +126,32 @@ final class ReadyEvents {
                         .withUid(resource.getMetadata().getUid()).withResourceVersion(resource.getMetadata().getResourceVersion()).build())
                 .withType(isReady ? "Normal" : "Warning")
                 .withReason(ready.getReason() == null || ready.getReason().isEmpty() ? (isReady ? "Ready" : "NotReady") : ready.getReason())
-                .withMessage(message)
+                .withMessage(truncated(message))
                 .withNewSource().withComponent(COMPONENT).endSource()
                 .withReportingComponent(COMPONENT)
                 .withFirstTimestamp(time).withLastTimestamp(time).withCount(1)
                 .build();
+    }
+
+    /** At most {@link #MAX_MESSAGE_BYTES} in UTF-8, cut between code points, "…" marking a cut. */
+    static String truncated(String message) {
+        if (message.getBytes(StandardCharsets.UTF_8).length <= MAX_MESSAGE_BYTES) {
+            return message;
+        }
+        String ellipsis = "…";
+        int budget = MAX_MESSAGE_BYTES - ellipsis.getBytes(StandardCharsets.UTF_8).length;
+        StringBuilder out = new StringBuilder();
+        int bytes = 0;
+        for (int i = 0; i < message.length(); ) {
+            int cp = message.codePointAt(i);
+            int n = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8).length;
+            if (bytes + n > budget) {
+                break;
+            }
+            out.appendCodePoint(cp);
+            bytes += n;
+            i += Character.charCount(cp);
+        }
+        return out.append(ellipsis).toString();
     }
 }

@@ -83,27 +83,44 @@ final class StatusReport {
      * each is kept, and whether it is still moving there. Nothing when there are none.
      */
     private static void reassignments(StringBuilder out, Assignment a) {
-        List<String> lines = new java.util.ArrayList<>();
-        int moving = 0;
+        java.util.Set<Integer> alive = a.brokers().stream().map(BrokerInfo::id).collect(Collectors.toSet());
+        List<String> moving = new java.util.ArrayList<>();
+        List<String> waiting = new java.util.ArrayList<>();
+        List<String> done = new java.util.ArrayList<>();
         for (TopicAssignment t : a.topics()) {
             for (PartitionAssignment p : t.partitions()) {
                 if (p.target() == null) {
                     continue;
                 }
-                String state = !p.reassigning() ? "" : p.leader() != PartitionAssignment.NO_LEADER
-                        ? "moving (written by broker " + p.leader() + ")"
-                        : p.leaving() != null ? "moving (broker " + p.leaving() + " is handing it off)" : "moving (no writer yet)";
-                if (p.reassigning()) {
-                    moving++;
+                String writer = p.leader() != PartitionAssignment.NO_LEADER ? "written by broker " + p.leader()
+                        : p.leaving() != null ? "broker " + p.leaving() + " is handing it off" : "no writer yet";
+                List<String> into;
+                String state;
+                if (!p.reassigning()) {
+                    into = done;
+                    state = "";
+                } else if (!alive.contains(p.target())) {
+                    // The balancer serves it elsewhere until the target comes back.
+                    into = waiting;
+                    state = "waiting (broker " + p.target() + " not alive; " + writer + ")";
+                } else {
+                    into = moving;
+                    state = "moving (" + writer + ")";
                 }
-                lines.add(String.format(Locale.ROOT, "  %-30s on broker %-3d %s", t.topic().name() + "-" + p.partition(), p.target(), state)
+                into.add(String.format(Locale.ROOT, "  %-30s on broker %-3d %s", t.topic().name() + "-" + p.partition(), p.target(), state)
                         .stripTrailing());
             }
         }
-        if (lines.isEmpty()) {
+        int all = moving.size() + waiting.size() + done.size();
+        if (all == 0) {
             return;
         }
-        field(out, "reassigned", count(lines.size(), "partition") + " kept on a broker by a reassignment, " + moving + " still moving");
+        field(out, "reassigned", count(all, "partition") + " kept on a broker by a reassignment, " + moving.size() + " still moving"
+                + (waiting.isEmpty() ? "" : ", " + waiting.size() + " waiting for their broker"));
+        // Those still under way first: they are what an operator is waiting for.
+        List<String> lines = new java.util.ArrayList<>(moving);
+        lines.addAll(waiting);
+        lines.addAll(done);
         lines.stream().limit(REASSIGNED_LINES).forEach(l -> out.append(l).append('\n'));
         if (lines.size() > REASSIGNED_LINES) {
             out.append("  ... and ").append(lines.size() - REASSIGNED_LINES).append(" more\n");

@@ -268,6 +268,11 @@ class KafkaTopicReconcileTest {
         assertThat(grown.getStatus().getTopicId()).isEqualTo(id);
         assertThat(published("orders").partitions()).hasSize(5);
         // The refusal and the recovery are Events on the resource (its first acceptance is none).
+        ReadyEvents events = ((KafkaTopicStore) metadata.topics()).events();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!events.idle() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         assertThat(user.v1().events().inNamespace("kaas").list().getItems()).filteredOn(e -> "orders".equals(e.getInvolvedObject().getName()))
                 .extracting(e -> e.getInvolvedObject().getKind() + " " + e.getType() + " " + e.getReason())
                 .containsExactlyInAnyOrder("KafkaTopic Warning PartitionsDecreased", "KafkaTopic Normal " + ready(grown).getReason());

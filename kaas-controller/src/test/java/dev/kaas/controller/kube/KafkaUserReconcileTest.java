@@ -368,6 +368,11 @@ class KafkaUserReconcileTest {
         apply("frank", spec("tls", null, null));
         core.reconcileDeclarations();
         assertThat(ready(get("frank")).getReason()).isEqualTo("UnsupportedAuthentication");
+        // Another refused spec for the same reason (a new generation, so a new status): no new Event.
+        apply("frank", spec("tls", List.of(rule("topic", "orders", null, "Read")), null));
+        core.reconcileDeclarations();
+        assertThat(get("frank").getStatus().getObservedGeneration()).isEqualTo(get("frank").getMetadata().getGeneration());
+        assertThat(eventsOf("frank")).extracting(e -> e.getReason()).containsExactlyInAnyOrder("InvalidAcl", "UnsupportedAuthentication");
 
         KafkaUserSpec quota = spec("scram-sha-512", null, -1.0);
         apply("frank", quota);
@@ -389,7 +394,14 @@ class KafkaUserReconcileTest {
         });
     }
 
-    private List<io.fabric8.kubernetes.api.model.Event> eventsOf(String name) {
+    /** The Events on the resource {@code name}, once every queued one was written. */
+    private List<io.fabric8.kubernetes.api.model.Event> eventsOf(String name) throws InterruptedException {
+        ReadyEvents events = ((KafkaUserStore) metadata.users()).events();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!events.idle() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(events.idle()).as("Events written").isTrue();
         return user.v1().events().inNamespace("kaas").list().getItems().stream()
                 .filter(e -> name.equals(e.getInvolvedObject().getName())).toList();
     }

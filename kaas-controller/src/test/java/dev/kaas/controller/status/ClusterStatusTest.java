@@ -100,21 +100,28 @@ class ClusterStatusTest {
 
     @Test
     void reassignedPartitionsAreListedWithTheirTargetAndWhetherTheyStillMove() throws Exception {
-        // Given a partition kept on broker 2 (done), one moving from broker 1 to 2, one whose handoff from 1 is under way
+        // Given a partition kept on broker 2 (done), one moving from broker 1 to 2, one whose handoff from 1 is under way,
+        // one not reassigned, and one reassigned onto broker 4, which is not alive
         List<PartitionAssignment> parts = List.of(new PartitionAssignment(0, 2, 3, 2), new PartitionAssignment(1, 1, 2, 2),
-                new PartitionAssignment(2, PartitionAssignment.NO_LEADER, 2, 2, 1), new PartitionAssignment(3, 1, 2));
+                new PartitionAssignment(2, PartitionAssignment.NO_LEADER, 2, 2, 1), new PartitionAssignment(3, 1, 2),
+                new PartitionAssignment(4, 1, 2, 4));
         write("__cluster/assignment.json", new Assignment(7, 3, "the-cluster", List.of(broker(1, 9092), broker(2, 9100)),
-                List.of(new TopicAssignment(new TopicSpec("orders", "id-orders", 4, Map.of()), parts)), slots(1, 2), slots(1)));
+                List.of(new TopicAssignment(new TopicSpec("orders", "id-orders", 5, Map.of()), parts)), slots(1, 2), slots(1)));
 
         // When
         String out = report(RUNNING_4101_ONLY);
 
         // Then
-        assertThat(line(out, "reassigned:")).isEqualTo("reassigned:  3 partitions kept on a broker by a reassignment, 2 still moving");
+        assertThat(line(out, "reassigned:")).isEqualTo(
+                "reassigned:  4 partitions kept on a broker by a reassignment, 2 still moving, 1 waiting for their broker");
         assertThat(line(out, "orders-0 ")).matches(" *orders-0 +on broker 2");
         assertThat(line(out, "orders-1 ")).matches(" *orders-1 +on broker 2 +moving \\(written by broker 1\\)");
         assertThat(line(out, "orders-2 ")).matches(" *orders-2 +on broker 2 +moving \\(broker 1 is handing it off\\)");
+        assertThat(line(out, "orders-4 ")).matches(" *orders-4 +on broker 4 +waiting \\(broker 4 not alive; written by broker 1\\)");
         assertThat(out).doesNotContain("orders-3");
+        // Under way first, then waiting, then done.
+        assertThat(out.indexOf("orders-1 ")).isLessThan(out.indexOf("orders-4 "));
+        assertThat(out.indexOf("orders-4 ")).isLessThan(out.indexOf("orders-0 "));
     }
 
     @Test
