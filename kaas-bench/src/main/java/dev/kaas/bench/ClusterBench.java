@@ -37,22 +37,8 @@ public final class ClusterBench {
 
     /** Parses {@code --cluster [--records N] [--reps R]}. */
     static int main0(String[] args) throws Exception {
-        Path root = Path.of(".").toAbsolutePath().normalize();
-        int records = 1_000_000;
-        int reps = 3;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--cluster" -> {
-                }
-                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
-                case "--records" -> records = Integer.parseInt(args[++i]);
-                case "--reps" -> reps = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("unknown option for --cluster: " + args[i] + " (options: --records N, --reps R)");
-            }
-        }
-        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "cluster-");
-        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, records, 1024, reps, 0, SYSTEMS));
-        new ClusterBench(bench, records, reps).run();
+        BenchArgs a = BenchArgs.parse("--cluster", args, 1_000_000, 3, null, Map.of());
+        new ClusterBench(a.launcher("cluster-", 0, SYSTEMS), a.records, a.reps).run();
         return 0;
     }
 

@@ -60,27 +60,8 @@ public final class CompactionBench {
      * Apache's pass time, which its log prints to a tenth of a second, is seconds long.
      */
     static int main0(String[] args) throws Exception {
-        Path root = Path.of(".").toAbsolutePath().normalize();
-        int records = 200_000;
-        int cleanRecords = 1_000_000;
-        int reps = 3;
-        List<String> systems = List.of("kaas", "apache");
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--compaction" -> {
-                }
-                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
-                case "--records" -> records = Integer.parseInt(args[++i]);
-                case "--clean-records" -> cleanRecords = Integer.parseInt(args[++i]);
-                case "--reps" -> reps = Integer.parseInt(args[++i]);
-                case "--systems" -> systems = List.of(args[++i].split(","));
-                default -> throw new IllegalArgumentException("unknown option for --compaction: " + args[i]
-                        + " (options: --records N, --clean-records M, --reps R, --systems kaas,apache,apache-fsync)");
-            }
-        }
-        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "compaction-");
-        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, records, 1024, reps, 0, systems));
-        new CompactionBench(bench, records, cleanRecords, reps, systems).run();
+        BenchArgs a = BenchArgs.parse("--compaction", args, 200_000, 3, List.of("kaas", "apache"), Map.of("--clean-records", 1_000_000L));
+        new CompactionBench(a.launcher("compaction-", 0, a.systems), a.records, a.intOption("--clean-records"), a.reps, a.systems).run();
         return 0;
     }
 

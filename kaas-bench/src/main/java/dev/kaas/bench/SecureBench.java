@@ -49,27 +49,9 @@ public final class SecureBench {
 
     /** Parses {@code --sasl-ssl [--records N] [--reps R] [--systems kaas,apache,apache-fsync]}. */
     static int main0(String[] args) throws Exception {
-        Path root = Path.of(".").toAbsolutePath().normalize();
-        int records = 1_000_000;
-        int reps = 3;
-        int e2e = 5_000;
-        List<String> systems = List.of("kaas", "apache", "apache-fsync");
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--sasl-ssl" -> {
-                }
-                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
-                case "--records" -> records = Integer.parseInt(args[++i]);
-                case "--reps" -> reps = Integer.parseInt(args[++i]);
-                case "--e2e-messages" -> e2e = Integer.parseInt(args[++i]);
-                case "--systems" -> systems = List.of(args[++i].split(","));
-                default -> throw new IllegalArgumentException("unknown option for --sasl-ssl: " + args[i]
-                        + " (options: --records N, --reps R, --e2e-messages N, --systems kaas,apache,apache-fsync)");
-            }
-        }
-        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "sasl-ssl-");
-        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, records, 1024, reps, e2e, systems));
-        new SecureBench(bench, records, reps, systems).run();
+        BenchArgs a = BenchArgs.parse("--sasl-ssl", args, 1_000_000, 3, List.of("kaas", "apache", "apache-fsync"),
+                Map.of("--e2e-messages", 5_000L));
+        new SecureBench(a.launcher("sasl-ssl-", a.intOption("--e2e-messages"), a.systems), a.records, a.reps, a.systems).run();
         return 0;
     }
 

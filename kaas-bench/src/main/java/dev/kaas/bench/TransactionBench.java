@@ -1,7 +1,5 @@
 package dev.kaas.bench;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,25 +32,8 @@ public final class TransactionBench {
 
     /** Parses {@code --transactions [--records N] [--reps R] [--systems kaas,apache,apache-fsync]}. */
     static int main0(String[] args) throws Exception {
-        Path root = Path.of(".").toAbsolutePath().normalize();
-        int records = 500_000;
-        int reps = 3;
-        List<String> systems = List.of("kaas", "apache", "apache-fsync");
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--transactions" -> {
-                }
-                case "--root" -> root = Path.of(args[++i]).toAbsolutePath().normalize();
-                case "--records" -> records = Integer.parseInt(args[++i]);
-                case "--reps" -> reps = Integer.parseInt(args[++i]);
-                case "--systems" -> systems = List.of(args[++i].split(","));
-                default -> throw new IllegalArgumentException("unknown option for --transactions: " + args[i]
-                        + " (options: --records N, --reps R, --systems kaas,apache,apache-fsync)");
-            }
-        }
-        Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "transactions-");
-        SideBySide bench = new SideBySide(new SideBySide.Options(root, work, records, 1024, reps, 0, systems));
-        new TransactionBench(bench, records, reps, systems).run();
+        BenchArgs a = BenchArgs.parse("--transactions", args, 500_000, 3, List.of("kaas", "apache", "apache-fsync"), Map.of());
+        new TransactionBench(a.launcher("transactions-", 0, a.systems), a.records, a.reps, a.systems).run();
         return 0;
     }
 
