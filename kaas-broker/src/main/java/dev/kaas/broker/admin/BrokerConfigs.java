@@ -59,8 +59,7 @@ final class BrokerConfigs {
          * listener's prefixed names are not among Apache's dynamic names: both described read-only).
          */
         boolean readOnly() {
-            return !DynamicBrokerConfigs.dynamic(name) || DynamicBrokerConfigs.THROTTLES.contains(name)
-                    || DynamicBrokerConfigs.LISTENER_CONNECTIONS.matcher(name).matches();
+            return BrokerConfigs.readOnly(name);
         }
 
         /** What include_synonyms lists: the chain, or the entry itself. */
@@ -178,8 +177,28 @@ final class BrokerConfigs {
                         "A replication throttle: kept, but nothing is replicated in kaas.", chain));
             }
         }
+        // Custom properties (names Apache does not know), as Apache's allConfigs lists them: kept, read by nothing in kaas.
+        java.util.Set<String> custom = new java.util.TreeSet<>();
+        clusterDefault.keySet().stream().filter(DynamicBrokerConfigs::custom).forEach(custom::add);
+        dynamic.keySet().stream().filter(DynamicBrokerConfigs::custom).forEach(custom::add);
+        for (String name : custom) {
+            // Apache's maybeSensitive: of unknown type, so its value is never shown, nor its synonyms'.
+            List<TopicConfigEntries.Synonym> chain = dynamicChain(name, clusterDefault, dynamic).stream()
+                    .map(y -> new TopicConfigEntries.Synonym(y.name(), null, y.source())).toList();
+            out.add(new Entry(name, ConfigType.UNKNOWN, null, null, "A custom broker property: kept, not read by kaas.", chain, true));
+        }
         out.sort(java.util.Comparator.comparing(Entry::name));
         return out;
+    }
+
+    /**
+     * Apache's: only its reconfigurable keys are writable (the throttles are quota configs, and a
+     * listener's prefixed names and custom properties are not among Apache's dynamic names: all
+     * described read-only).
+     */
+    static boolean readOnly(String name) {
+        return !DynamicBrokerConfigs.dynamic(name) || DynamicBrokerConfigs.THROTTLES.contains(name)
+                || DynamicBrokerConfigs.LISTENER_CONNECTIONS.matcher(name).matches();
     }
 
     /**

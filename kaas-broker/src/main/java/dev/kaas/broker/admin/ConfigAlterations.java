@@ -320,7 +320,7 @@ final class ConfigAlterations {
      * A BROKER resource, as Apache's broker checks one before it forwards it: the empty name (the
      * cluster-wide defaults) or this broker's id; a key kaas cannot change at run time is refused
      * as Apache refuses one it cannot update dynamically ({@link DynamicBrokerConfigs}; deleting
-     * one is a no-op, as there is nothing dynamic to delete). Null: forward it to the controller.
+     * one is a no-op, as there is nothing dynamic to delete); a custom one is kept, as Apache keeps it. Null: forward it to the controller.
      */
     private Result brokerConfigs(Resource r, boolean legacy) {
         if (!r.name().isEmpty()) {
@@ -329,12 +329,11 @@ final class ConfigAlterations {
                 return name;
             }
         }
-        List<String> fixed = r.ops().stream().filter(o -> OpType.forId(o.op()) != OpType.DELETE && !DynamicBrokerConfigs.dynamic(o.name()))
-                .map(Op::name).sorted().toList();
-        if (!fixed.isEmpty()) {
-            return Result.of(Errors.INVALID_REQUEST, "Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")");
+        String fixed = DynamicBrokerConfigs.refusal(r.ops().stream().filter(o -> OpType.forId(o.op()) != OpType.DELETE).map(Op::name).toList());
+        if (fixed != null) {
+            return Result.of(Errors.INVALID_REQUEST, fixed);
         }
-        boolean changesSomething = legacy || r.ops().stream().anyMatch(o -> DynamicBrokerConfigs.dynamic(o.name()));
+        boolean changesSomething = legacy || r.ops().stream().anyMatch(o -> DynamicBrokerConfigs.kept(o.name()));
         if (!changesSomething) {
             return Result.OK;
         }

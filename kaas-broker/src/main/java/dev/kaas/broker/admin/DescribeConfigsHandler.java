@@ -3,6 +3,7 @@ package dev.kaas.broker.admin;
 import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.model.TopicAssignment;
@@ -124,9 +125,15 @@ public class DescribeConfigsHandler implements ApiHandler {
         if (name.isEmpty()) {
             for (var e : new java.util.TreeMap<>(clusterDefault).entrySet()) {
                 if (wanted == null || wanted.contains(e.getKey())) {
-                    out.configs().add(entry(ctx, data, e.getKey(), e.getValue(), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, false,
-                            BrokerConfigs.typeOf(e.getKey()), null, List.of(new TopicConfigEntries.Synonym(e.getKey(), e.getValue(),
-                                    ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))));
+                    DescribeConfigsResourceResult c = entry(ctx, data, e.getKey(), e.getValue(), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                            BrokerConfigs.readOnly(e.getKey()), BrokerConfigs.typeOf(e.getKey()), null,
+                            List.of(new TopicConfigEntries.Synonym(e.getKey(), e.getValue(), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)));
+                    if (DynamicBrokerConfigs.custom(e.getKey())) {
+                        // Apache's maybeSensitive: a name of unknown type is described with its value hidden.
+                        c.setIsSensitive(true).setValue(null);
+                        c.synonyms().forEach(y -> y.setValue(null));
+                    }
+                    out.configs().add(c);
                 }
             }
             return out.setErrorCode(Errors.NONE.code());

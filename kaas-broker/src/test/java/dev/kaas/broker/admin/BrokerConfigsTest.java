@@ -47,6 +47,24 @@ class BrokerConfigsTest {
     }
 
     @Test
+    void customPropertiesAreListedFromBothLayersWithTheirValuesHidden() {
+        Map<String, BrokerConfigs.Entry> e = entries(Map.of("my.reporter.endpoint", "http://x", "my.reporter.token", "cluster"),
+                Map.of("my.reporter.token", "mine"));
+
+        BrokerConfigs.Entry token = e.get("my.reporter.token");
+        assertThat(token.sensitive()).isTrue();
+        assertThat(token.value()).isNull();
+        assertThat(token.type()).isEqualTo(ConfigType.UNKNOWN);
+        assertThat(token.readOnly()).as("not one of Apache's dynamic names").isTrue();
+        assertThat(token.source()).isEqualTo(ConfigSource.DYNAMIC_BROKER_CONFIG);
+        assertThat(token.synonyms()).extracting(TopicConfigEntries.Synonym::source)
+                .containsExactly(ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+        assertThat(token.synonyms()).allSatisfy(y -> assertThat(y.value()).isNull());
+        assertThat(e.get("my.reporter.endpoint").source()).isEqualTo(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+        assertThat(e).as("a known name kaas does not describe is not made custom").doesNotContainKey("num.io.threads");
+    }
+
+    @Test
     void theConnectionLimitsAreWritableWithApachesChain() {
         Map<String, BrokerConfigs.Entry> e = entries(Map.of("max.connections.per.ip", "50", "listener.name.plaintext.max.connections", "7"),
                 Map.of("max.connections.per.ip", "20"));

@@ -84,6 +84,25 @@ class ConfigAlterationsTest {
     }
 
     @Test
+    void aCustomBrokerPropertyIsForwardedAndASecuritySettingRefusedWithApachesMessage() throws Exception {
+        List<dev.kaas.proto.AlterBrokerConfigsCall> brokerCalls = new ArrayList<>();
+        ConfigAlterations alterations = new ConfigAlterations(call -> controllerAnswer, call -> {
+            brokerCalls.add(call);
+            return CompletableFuture.completedFuture(dev.kaas.proto.AlterBrokerConfigsReply.newBuilder().setAssignmentVersion(4).build());
+        }, version -> CompletableFuture.completedFuture(null), 1);
+
+        var results = alterations.alter(List.of(resource(BROKER, "", set("my.reporter.endpoint", "http://x")),
+                resource(BROKER, "1", set("ssl.keystore.location", "/tmp/k.p12"))), false, false).toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        assertThat(results.get(0).error()).as("kept as Apache keeps it").isEqualTo(Errors.NONE);
+        assertThat(brokerCalls).hasSize(1);
+        assertThat(brokerCalls.get(0).getOpsList()).extracting(dev.kaas.proto.ConfigOp::getName).containsExactly("my.reporter.endpoint");
+        assertThat(results.get(1).error()).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(results.get(1).message())
+                .isEqualTo("These security configs can be dynamically updated only per-listener using the listener prefix: Set(ssl.keystore.location)");
+    }
+
+    @Test
     void deletingAnUnsetBrokerKeyIsAccepted() throws Exception {
         var results = alter(false, false, resource(BROKER, "", new ConfigAlterations.Op("num.io.threads", OpType.DELETE.id(), null)));
 

@@ -1,5 +1,6 @@
 package dev.kaas.common.config;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,7 +30,10 @@ import org.apache.kafka.common.config.TopicConfig;
  *       {@code listener.name.<listener>.max.connection.creation.rate}): new connections meet the
  *       new limits, open ones are kept.</li>
  * </ul>
- * Any other name is refused as Apache refuses one it cannot update dynamically.
+ * A name Apache 3.7 does not know at all (not one of {@code KafkaConfig.configNames}, nor
+ * listener-prefixed) is a custom broker property ({@link #custom}): Apache's broker stores it for
+ * plug-ins such as metric reporters, and so does kaas, which reads nothing from it. Any other name
+ * is refused as Apache refuses one it cannot update dynamically.
  */
 public final class DynamicBrokerConfigs {
     public static final Set<String> THROTTLES = Set.of("leader.replication.throttled.rate", "follower.replication.throttled.rate",
@@ -63,6 +67,18 @@ public final class DynamicBrokerConfigs {
     public static final java.util.regex.Pattern LISTENER_CONNECTIONS =
             java.util.regex.Pattern.compile("listener\\.name\\.([a-z0-9_\\-]+)\\.(max\\.connections|max\\.connection\\.creation\\.rate)");
 
+    /**
+     * Apache's listener prefix ({@code DynamicBrokerConfig.ListenerConfigRegex}): a name under it
+     * is never a custom property, as Apache reads it as its base name's per-listener value.
+     */
+    private static final java.util.regex.Pattern LISTENER_PREFIXED = java.util.regex.Pattern.compile("listener\\.name\\.[^.]*\\.(.*)");
+
+    /**
+     * Apache 3.7.2's broker config names ({@code KafkaConfig.configNames}), from the list kept
+     * next to this class; ApacheBrokerConfigNamesIT checks it against Apache's own.
+     */
+    public static final Set<String> APACHE_NAMES = apacheNames();
+
     /** Every name kaas changes at run time, sorted (besides a listener's own connection limits: {@link #LISTENER_CONNECTIONS}). */
     @SuppressWarnings("deprecation")
     public static final Set<String> NAMES = names();
@@ -72,6 +88,40 @@ public final class DynamicBrokerConfigs {
 
     public static boolean dynamic(String name) {
         return NAMES.contains(name) || LISTENER_CONNECTIONS.matcher(name).matches();
+    }
+
+    /**
+     * A custom broker property: a name Apache 3.7 does not know and does not read as a listener's
+     * value. Apache's {@code DynamicConfig.Broker.validate} lets it through ({@code
+     * customPropsAllowed}) and DescribeConfigs lists it, sensitive with its value hidden, since its
+     * type is unknown ({@code KafkaConfig.maybeSensitive}).
+     */
+    public static boolean custom(String name) {
+        // The throttles are Apache's too, but quota settings, outside KafkaConfig's names.
+        return !APACHE_NAMES.contains(name) && !THROTTLES.contains(name) && !LISTENER_PREFIXED.matcher(name).matches();
+    }
+
+    /** A name a BROKER resource's dynamic configuration keeps: one kaas changes at run time, or a custom one. */
+    public static boolean kept(String name) {
+        return dynamic(name) || custom(name);
+    }
+
+    /**
+     * Apache's refusal of the names an alteration sets (not those it deletes) that kaas does not
+     * keep, or null: "Cannot update these configs dynamically", or, when every one of them is a
+     * security setting Apache changes only under a listener prefix, Apache's message for that.
+     */
+    public static String refusal(java.util.Collection<String> setNames) {
+        List<String> fixed = setNames.stream().filter(n -> !kept(n)).sorted().distinct().toList();
+        if (fixed.isEmpty()) {
+            return null;
+        }
+        // Apache checks its non-dynamic names first; a security setting is dynamic there, but only under a listener's prefix.
+        if (org.apache.kafka.common.config.SslConfigs.RECONFIGURABLE_CONFIGS.containsAll(fixed)) {
+            return "These security configs can be dynamically updated only per-listener using the listener prefix: Set("
+                    + String.join(", ", fixed) + ")";
+        }
+        return "Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")";
     }
 
     /** A name whose value is a list (APPEND and SUBTRACT apply to it). */
@@ -205,6 +255,25 @@ public final class DynamicBrokerConfigs {
             throw new ConfigException(name + " contains invalid addresses : " + String.join(",", invalid));
         }
         return byHost;
+    }
+
+    private static Set<String> apacheNames() {
+        var in = DynamicBrokerConfigs.class.getResourceAsStream("apache-broker-config-names.txt");
+        if (in == null) {
+            throw new IllegalStateException("apache-broker-config-names.txt is missing from kaas-common");
+        }
+        try (in) {
+            Set<String> out = new TreeSet<>();
+            for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                String name = line.trim();
+                if (!name.isEmpty() && !name.startsWith("#")) {
+                    out.add(name);
+                }
+            }
+            return java.util.Collections.unmodifiableSet(out);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @SuppressWarnings("deprecation")

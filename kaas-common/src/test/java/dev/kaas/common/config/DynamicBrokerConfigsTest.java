@@ -18,6 +18,34 @@ class DynamicBrokerConfigsTest {
     }
 
     @Test
+    void aNameApacheDoesNotKnowIsACustomPropertyAndKept() {
+        assertThat(DynamicBrokerConfigs.APACHE_NAMES).as("Apache 3.7.2's KafkaConfig.configNames").hasSize(295)
+                .contains("num.io.threads", "log.retention.hours", "ssl.keystore.location", "listeners");
+        assertThat(DynamicBrokerConfigs.custom("metric.reporters.custom.endpoint")).isTrue();
+        assertThat(DynamicBrokerConfigs.kept("metric.reporters.custom.endpoint")).isTrue();
+        assertThat(DynamicBrokerConfigs.custom("num.io.threads")).as("known to Apache, not dynamic in kaas").isFalse();
+        assertThat(DynamicBrokerConfigs.kept("num.io.threads")).isFalse();
+        assertThat(DynamicBrokerConfigs.custom("listener.name.internal.ssl.keystore.location"))
+                .as("Apache reads a listener-prefixed name as its base name's value").isFalse();
+        assertThat(DynamicBrokerConfigs.custom("listener.name")).as("no prefix without the listener's name and a dot").isTrue();
+        assertThat(DynamicBrokerConfigs.NAMES).as("what kaas changes at run time is Apache's (the throttles are quota settings)")
+                .allSatisfy(n -> assertThat(DynamicBrokerConfigs.APACHE_NAMES.contains(n) || DynamicBrokerConfigs.THROTTLES.contains(n)).as(n).isTrue());
+        assertThat(DynamicBrokerConfigs.custom("leader.replication.throttled.rate")).isFalse();
+    }
+
+    @Test
+    void namesThatAreNotKeptAreRefusedWithApachesMessage() {
+        assertThat(DynamicBrokerConfigs.refusal(java.util.List.of("log.retention.ms", "my.custom.key"))).isNull();
+        assertThat(DynamicBrokerConfigs.refusal(java.util.List.of("num.io.threads", "my.custom.key", "log.retention.hours", "num.io.threads")))
+                .isEqualTo("Cannot update these configs dynamically: Set(log.retention.hours, num.io.threads)");
+        assertThat(DynamicBrokerConfigs.refusal(java.util.List.of("ssl.keystore.location", "ssl.truststore.location")))
+                .isEqualTo("These security configs can be dynamically updated only per-listener using the listener prefix: "
+                        + "Set(ssl.keystore.location, ssl.truststore.location)");
+        assertThat(DynamicBrokerConfigs.refusal(java.util.List.of("ssl.keystore.location", "num.io.threads")))
+                .as("Apache checks its non-dynamic names first").startsWith("Cannot update these configs dynamically");
+    }
+
+    @Test
     void aConfigurationIsCheckedWholeWithApachesMessages() {
         assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "1000", "leader.replication.throttled.rate", "10"))).isNull();
         assertThat(DynamicBrokerConfigs.validate(Map.of("log.retention.ms", "soon")))

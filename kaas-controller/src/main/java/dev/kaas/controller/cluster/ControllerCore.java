@@ -739,18 +739,16 @@ public final class ControllerCore {
      * defaults; a broker id: that broker's own), as Apache 3.7's controller: the operations apply
      * to the resource's dynamic configuration (deleting a key that is not set, or not dynamic, is a
      * no-op), a key kaas cannot change at run time is INVALID_REQUEST "Cannot update these configs
-     * dynamically", a bad value INVALID_REQUEST with the validator's message (Apache's
+     * dynamically", a custom one (a name Apache does not know) is kept as Apache keeps it, a bad value INVALID_REQUEST with the validator's message (Apache's
      * KAFKA-13609), APPEND or SUBTRACT on a key that is not a list INVALID_CONFIG. The result is
      * published in the assignment, so every broker applies it and a new controller keeps it.
      */
     public AlterBrokerConfigsReply alterBrokerConfigs(AlterBrokerConfigsCall call) throws IOException {
         requireWritable();
         AlterBrokerConfigsReply.Builder reply = AlterBrokerConfigsReply.newBuilder().setAssignmentVersion(current.version());
-        List<String> fixed = call.getOpsList().stream().filter(o -> o.getOp() != 1 && !DynamicBrokerConfigs.dynamic(o.getName()))
-                .map(ConfigOp::getName).sorted().distinct().toList();
-        if (!fixed.isEmpty()) {
-            return reply.setErrorCode(Errors.INVALID_REQUEST.code())
-                    .setErrorMessage("Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")").build();
+        String refused = DynamicBrokerConfigs.refusal(call.getOpsList().stream().filter(o -> o.getOp() != 1).map(ConfigOp::getName).toList());
+        if (refused != null) {
+            return reply.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(refused).build();
         }
         for (ConfigOp o : call.getOpsList()) {
             if ((o.getOp() == 2 || o.getOp() == 3) && !DynamicBrokerConfigs.isList(o.getName())) {
@@ -766,7 +764,7 @@ public final class ControllerCore {
         } catch (TopicRules.ConfigOpException e) {
             return reply.setErrorCode(Errors.INVALID_CONFIG.code()).setErrorMessage(e.getMessage()).build();
         }
-        next.keySet().removeIf(k -> !DynamicBrokerConfigs.dynamic(k));
+        next.keySet().removeIf(k -> !DynamicBrokerConfigs.kept(k));
         String invalid = DynamicBrokerConfigs.validate(next);
         if (invalid != null) {
             // Apache wraps a dynamic broker config's validation failure as INVALID_REQUEST (KAFKA-13609).

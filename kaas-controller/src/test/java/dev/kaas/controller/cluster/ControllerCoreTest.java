@@ -765,6 +765,22 @@ class ControllerCoreTest {
     }
 
     @Test
+    void customBrokerPropertiesAreKeptAsApacheKeepsThem() throws Exception {
+        lead(core);
+        core.brokerRegistered(broker(1), "inc-1", core.clusterId(), new FakeSession());
+
+        var cluster = core.alterBrokerConfigs(brokerConfigs("", false, 0, "my.reporter.endpoint", "http://x", "log.retention.ms", "1000"));
+        var mine = core.alterBrokerConfigs(brokerConfigs("1", false, 0, "my.reporter.token", "s3cret"));
+        var replaced = core.alterBrokerConfigs(brokerConfigs("", true, 0, "my.reporter.endpoint", "http://y"));
+        var deleted = core.alterBrokerConfigs(brokerConfigs("1", false, 1, "my.reporter.token", ""));
+
+        assertThat(List.of(cluster, mine, replaced, deleted)).allSatisfy(r -> assertThat(r.getErrorCode()).as(r.getErrorMessage()).isZero());
+        assertThat(onDisk().brokerConfig("")).as("the legacy form replaces, custom names included")
+                .containsExactly(Map.entry("my.reporter.endpoint", "http://y"));
+        assertThat(onDisk().brokerConfigs()).doesNotContainKey("1");
+    }
+
+    @Test
     void brokerConfigsKaasCannotChangeOrThatAreInvalidAreRefusedAndNothingIsPublished() throws Exception {
         lead(core);
         core.brokerRegistered(broker(1), "inc-1", core.clusterId(), new FakeSession());
