@@ -136,6 +136,11 @@ public final class KaasCluster implements AutoCloseable {
         return "127.0.0.1:" + kafkaPort;
     }
 
+    /** Broker 1's HTTP port: health and the Prometheus scrape endpoint. */
+    public int brokerHttpPort() {
+        return brokerHttp;
+    }
+
     public int kafkaPort() {
         return kafkaPort;
     }

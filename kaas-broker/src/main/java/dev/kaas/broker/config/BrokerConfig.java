@@ -31,6 +31,25 @@ public interface BrokerConfig {
 
     Transaction transaction();
 
+    Metrics metrics();
+
+    /** What the broker's metrics keep (src/docs/operations.md#metrics). */
+    interface Metrics {
+        /**
+         * The Log gauges ({@code kafka_log_log_size}, {@code …logstartoffset}, {@code …logendoffset}),
+         * one series per partition: off for a broker with more partitions than the scraper should hold.
+         */
+        @WithDefault("true")
+        boolean partitionMetrics();
+
+        /**
+         * The most series one metric holds; past it, the rest are folded into one series labelled
+         * {@code otel_metric_overflow="true"}, so a scrape's size stays bounded.
+         */
+        @WithDefault("10000")
+        int maxSeries();
+    }
+
     /** The transaction coordinator's settings, Apache's keys and defaults. */
     interface Transaction {
         /** Apache {@code transaction.max.timeout.ms}: InitProducerId with a longer {@code transaction.timeout.ms} gets INVALID_TRANSACTION_TIMEOUT. */

@@ -1,6 +1,7 @@
 package dev.kaas.broker.data;
 
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.metrics.BrokerMetrics;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.ErrorMapper;
@@ -66,7 +67,16 @@ public class FetchHandler implements ApiHandler {
     private final ClientQuotas quotas;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Partitions.named("kaas-fetch-timer"));
 
+    private final BrokerMetrics metrics;
+
     public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters, BrokerConfig config, ClientQuotas quotas) {
+        this(partitions, view, waiters, config, quotas, BrokerMetrics.detached());
+    }
+
+    @jakarta.inject.Inject
+    public FetchHandler(Partitions partitions, ClusterView view, FetchWaiters waiters, BrokerConfig config, ClientQuotas quotas,
+                        BrokerMetrics metrics) {
+        this.metrics = metrics;
         this.partitions = partitions;
         this.view = view;
         this.waiters = waiters;
@@ -202,6 +212,15 @@ public class FetchHandler implements ApiHandler {
             }
         }
 
+        /** A response topic's name: v13+ names topics by id only. */
+        private String topicName(FetchableTopicResponse t) {
+            if (t.topic() != null && !t.topic().isEmpty()) {
+                return t.topic();
+            }
+            TopicAssignment a = view.topicById(t.topicId().toString());
+            return a == null ? null : a.topic().name();
+        }
+
         private boolean asksForNothing() {
             return data.topics().stream().allMatch(t -> t.partitions().isEmpty());
         }
@@ -219,6 +238,17 @@ public class FetchHandler implements ApiHandler {
             ctx.throttle().requestQuotaRecorded();
             int delay = Math.max(bandwidth, requestTime);
             if (delay <= 0) {
+                if (!follower) {
+                    // Apache's BytesOutPerSec: the record bytes of a consumer's response, as it goes out.
+                    for (FetchableTopicResponse t : c.response.responses()) {
+                        for (PartitionData pd : t.partitions()) {
+                            String name = pd.records() != null && pd.records().sizeInBytes() > 0 ? topicName(t) : null;
+                            if (name != null) {
+                                metrics.bytesOut(name, pd.records().sizeInBytes());
+                            }
+                        }
+                    }
+                }
                 return c.response;
             }
             quotas.fetch().unrecord(ctx.principal(), ctx.clientId(), c.bytes, now);
@@ -268,6 +298,8 @@ public class FetchHandler implements ApiHandler {
                     }
                     TopicPartition tp = new TopicPartition(topic.topic().name(), fp.partition());
                     resolved.add(Map.entry(tp, pd));
+                    // Apache's TotalFetchRequestsPerSec: each partition read, on every attempt of a waiting fetch.
+                    metrics.fetchRequest(tp.topic());
                     Replica replica = partitions.get(tp);
                     // A log that found its fence taken (a successor leads) serves nothing more.
                     if (replica == null || !replica.log().topicId().equals(topic.topic().topicId()) || replica.log().isFenced()) {
@@ -315,7 +347,13 @@ public class FetchHandler implements ApiHandler {
                         }
                     } catch (Exception e) {
                         // As Apache: a partition whose read fails answers alone, the others are still served.
-                        pd.setErrorCode(ErrorMapper.forRead(e, tp).code());
+                        Errors failed = ErrorMapper.forRead(e, tp);
+                        pd.setErrorCode(failed.code());
+                        if (failed != Errors.KAFKA_STORAGE_ERROR && failed != Errors.NOT_LEADER_OR_FOLLOWER
+                                && failed != Errors.OFFSET_OUT_OF_RANGE) {
+                            // Apache's FailedFetchRequestsPerSec: an unexpected error, not a storage or leadership one.
+                            metrics.fetchFailed(tp.topic());
+                        }
                         error = true;
                         continue;
                     }

@@ -1,6 +1,7 @@
 package dev.kaas.broker.data;
 
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.metrics.BrokerMetrics;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.CloseConnection;
 import dev.kaas.broker.protocol.ErrorMapper;
@@ -57,12 +58,19 @@ public class ProduceHandler implements ApiHandler {
     private final ClusterView view;
     private final TxnVerifier verifier;
     private final ClientQuotas quotas;
+    private final BrokerMetrics metrics;
 
     public ProduceHandler(Partitions partitions, ClusterView view, TxnVerifier verifier, ClientQuotas quotas) {
+        this(partitions, view, verifier, quotas, BrokerMetrics.detached());
+    }
+
+    @jakarta.inject.Inject
+    public ProduceHandler(Partitions partitions, ClusterView view, TxnVerifier verifier, ClientQuotas quotas, BrokerMetrics metrics) {
         this.partitions = partitions;
         this.view = view;
         this.verifier = verifier;
         this.quotas = quotas;
+        this.metrics = metrics;
     }
 
     @Override
@@ -366,6 +374,8 @@ public class ProduceHandler implements ApiHandler {
         }
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
+        String topic = replica.log().topicPartition().topic();
+        metrics.produceRequest(topic);
         Runnable task = () -> {
             long started = System.nanoTime();
             try {
@@ -380,6 +390,7 @@ public class ProduceHandler implements ApiHandler {
                     // Apache's request-time counts the local append, not the wait for the fsync.
                     usage.addThreadNanos(System.nanoTime() - started);
                 }
+                metrics.appended(topic, v2.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
                 // Registered here, in the writer's task: a close queued behind this append settles it.
                 CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)
                         : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer());
@@ -429,9 +440,25 @@ public class ProduceHandler implements ApiHandler {
                 cause = new org.apache.kafka.common.errors.TimeoutException("fsync did not complete within " + timeoutMs + " ms");
             }
             Errors error = ErrorMapper.forAppend(cause, replica.log().topicPartition());
+            if (countsAsFailed(error)) {
+                metrics.produceFailed(topic);
+            }
             pr.setErrorCode(error.code()).setErrorMessage(cause.getMessage()).setBaseOffset(-1);
             return null;
         });
         return new Attempt(replica, tried, settled);
+    }
+
+    /**
+     * Apache's FailedProduceRequestsPerSec ({@code ReplicaManager.appendToLocalLog}): records that
+     * failed validation, or an unexpected error; not a refusal for leadership, size, corruption,
+     * storage or a wait that timed out.
+     */
+    static boolean countsAsFailed(Errors error) {
+        return switch (error) {
+            case NONE, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, RECORD_LIST_TOO_LARGE, MESSAGE_TOO_LARGE, CORRUPT_MESSAGE,
+                 KAFKA_STORAGE_ERROR, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND -> false;
+            default -> true;
+        };
     }
 }

@@ -60,7 +60,7 @@ final class Connection implements RequestPipeline.Transport {
      */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
             int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access,
-            RequestQuota requestQuota, Executor sliceReader) {
+            RequestQuota requestQuota, Executor sliceReader, RequestObserver observer) {
         this.tls = tls;
         this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
         this.maxFrameBytes = maxFrameBytes;
@@ -78,7 +78,7 @@ final class Connection implements RequestPipeline.Transport {
             }
         };
         this.pipeline = new RequestPipeline(this, loop, registry, listenerName, maxInFlight, this.sasl,
-                sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access, requestQuota);
+                sasl == null ? 0 : sasl.failedAuthenticationDelayMs(), access, requestQuota, observer);
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
         this.loop = loop;
         this.sliceReader = sliceReader;

@@ -179,4 +179,10 @@ public final class ConnectionLimits {
     public int total() {
         return total.get();
     }
+
+    /** Connections open on {@code listener} (any case). */
+    public int openOn(String listener) {
+        AtomicInteger n = listenerCount(listener);
+        return n == null ? 0 : Math.max(0, n.get());
+    }
 }

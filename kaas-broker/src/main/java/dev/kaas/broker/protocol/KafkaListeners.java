@@ -43,6 +43,7 @@ public class KafkaListeners {
     private final List<String> deployments = new ArrayList<>();
     private final RequestMemory memory;
     private final ConnectionLimits limits;
+    private final RequestObserver observer;
     private final ConnectionCreationRates creationRates;
     private final List<String> listenerNames = new ArrayList<>();
     /** The connection limits of this broker's static configuration, and those in force (the assignment thread's). */
@@ -76,7 +77,8 @@ public class KafkaListeners {
     });
 
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access,
-                          ConnectionRates rates, RequestQuota requestQuota) {
+                          ConnectionRates rates, RequestQuota requestQuota, RequestObserver observer) {
+        this.observer = observer;
         this.rates = rates;
         this.requestQuota = requestQuota;
         this.scram = scram;
@@ -104,6 +106,15 @@ public class KafkaListeners {
         this.creationRates = new ConnectionCreationRates(config.broker().maxConnectionCreationRate(), ratePerListener,
                 org.apache.kafka.common.utils.Time.SYSTEM, (ms, task) -> vertx.setTimer(ms, id -> task.run()),
                 config.broker().quotaWindowNum(), config.broker().quotaWindowSizeSeconds());
+    }
+
+    /** Open connections by listener name, every listener named (the metrics' connection count). */
+    public Map<String, Integer> openConnections() {
+        Map<String, Integer> out = new java.util.TreeMap<>();
+        for (String name : listenerNames) {
+            out.put(name, limits.openOn(name));
+        }
+        return out;
     }
 
     /**
@@ -299,7 +310,7 @@ public class KafkaListeners {
             try {
                 new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
                         config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(spec.name(), ip), tls, sasl, access,
-                        requestQuota, sliceReader).start();
+                        requestQuota, sliceReader, observer).start();
             } catch (RuntimeException e) {
                 // Set-up failed before the connection could count its own close: count it here.
                 LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());

@@ -80,6 +80,7 @@ final class RequestPipeline {
     private final SaslSession sasl;
     private final long failedAuthenticationDelayMs;
     private final AccessControl access;
+    private final RequestObserver observer;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private boolean closed;
     /** A request asked to close the connection: nothing more is read; earlier requests are still answered. */
@@ -96,6 +97,8 @@ final class RequestPipeline {
         boolean failAfter;
         ApiMessage response;
         final RequestContext.Throttle throttle;
+        /** When the request's frame was taken off the socket (System.nanoTime). */
+        final long received = System.nanoTime();
 
         Pending(RequestHeader header, AbstractRequest request, short responseVersion, FrameDecoder.Frame frame) {
             this.header = header;
@@ -123,6 +126,12 @@ final class RequestPipeline {
 
     RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
                     long failedAuthenticationDelayMs, AccessControl access, RequestQuota requestQuota) {
+        this(transport, loop, registry, listenerName, maxInFlight, sasl, failedAuthenticationDelayMs, access, requestQuota, RequestObserver.NONE);
+    }
+
+    RequestPipeline(Transport transport, Executor loop, ApiRegistry registry, String listenerName, int maxInFlight, SaslSession sasl,
+                    long failedAuthenticationDelayMs, AccessControl access, RequestQuota requestQuota, RequestObserver observer) {
+        this.observer = observer;
         this.requestQuota = requestQuota;
         this.access = access;
         this.sasl = sasl;
@@ -474,6 +483,10 @@ final class RequestPipeline {
                 return;
             }
             int delay = p.throttle.ms();
+            if (p.request != null) {
+                // Parsed requests only: a SASL token or a refused frame is not one of Apache's request types.
+                observer.done(p.header.apiKey(), p.header.apiVersion(), System.nanoTime() - p.received);
+            }
             if (p.response == null || closed) {
                 if (delay > 0 && !closed) {
                     // acks=0 gets no response, and is still held to its quota.

@@ -1,0 +1,154 @@
+package dev.kaas.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The Prometheus endpoint after a known workload reports exactly that workload, under the names
+ * Apache's MBeans take through the Strimzi JMX exporter rules (src/docs/operations.md).
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class MetricsIT {
+    @RegisterExtension
+    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true"));
+
+    static final String TOPIC = "metered";
+    static final int RECORDS = 50;
+    static final int FETCHES = 3;
+
+    static KaasCluster cluster;
+
+    @BeforeAll
+    static void up() {
+        cluster = kaas.cluster();
+    }
+
+    /** One sample: a metric name, its labels, its value. */
+    record Sample(String name, Map<String, String> labels, double value) {
+    }
+
+    static final Pattern LINE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})? ([^ ]+)(?: \\d+)?$");
+    static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+    static List<Sample> scrape() throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.brokerHttpPort() + "/q/metrics"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        return r.body().lines().filter(l -> !l.isBlank() && !l.startsWith("#")).map(l -> {
+            Matcher m = LINE.matcher(l);
+            assertThat(m.matches()).as(l).isTrue();
+            Map<String, String> labels = new TreeMap<>();
+            if (m.group(2) != null) {
+                Matcher lm = LABEL.matcher(m.group(2));
+                while (lm.find()) {
+                    labels.put(lm.group(1), lm.group(2));
+                }
+                // The exporter's instrumentation-scope label on every series; the others are Apache's.
+                labels.remove("otel_scope_name");
+            }
+            return new Sample(m.group(1), labels, Double.parseDouble(m.group(3)));
+        }).toList();
+    }
+
+    /** The value of the one sample with exactly these labels (missing: NaN). */
+    static double value(List<Sample> samples, String name, String... labels) {
+        Map<String, String> want = new HashMap<>();
+        for (int i = 0; i < labels.length; i += 2) {
+            want.put(labels[i], labels[i + 1]);
+        }
+        return samples.stream().filter(s -> s.name().equals(name) && s.labels().equals(want)).mapToDouble(Sample::value).findFirst()
+                .orElse(Double.NaN);
+    }
+
+    static double sum(List<Sample> samples, String name, String label, String labelValue) {
+        return samples.stream().filter(s -> s.name().equals(name) && labelValue.equals(s.labels().get(label))).mapToDouble(Sample::value).sum();
+    }
+
+    @Test
+    void aKnownWorkloadIsCountedExactlyUnderApachesNames() throws Exception {
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1)
+                    .configs(Map.of("message.timestamp.before.max.ms", "3600000")))).all().get(30, TimeUnit.SECONDS);
+        }
+        Properties p = cluster.clientProps();
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < RECORDS; i++) {
+                producer.send(new ProducerRecord<>(TOPIC, ("k" + i).getBytes(), new byte[100])).get(30, TimeUnit.SECONDS);
+            }
+            // Two hours old, past message.timestamp.before.max.ms: the one failed produce.
+            long old = System.currentTimeMillis() - TimeUnit.HOURS.toMillis(2);
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>(TOPIC, 0, old, new byte[1], new byte[1])).get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(InvalidTimestampException.class);
+        }
+        long fetchedBytes = 0;
+        try (RawClient raw = new RawClient(cluster.kafkaPort())) {
+            for (int i = 0; i < FETCHES; i++) {
+                FetchRequestData fetch = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(0).setMinBytes(0).setMaxBytes(10 << 20);
+                fetch.topics().add(new FetchRequestData.FetchTopic().setTopic(TOPIC).setPartitions(List.of(
+                        new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(10 << 20))));
+                FetchResponse r = (FetchResponse) raw.send(ApiKeys.FETCH, (short) 12, fetch);
+                var pd = r.data().responses().get(0).partitions().get(0);
+                assertThat(pd.errorCode()).isZero();
+                fetchedBytes += pd.records().sizeInBytes();
+            }
+
+            List<Sample> s = scrape();
+
+            String t = "topic";
+            assertThat(value(s, "kafka_server_brokertopicmetrics_messagesin_total", t, TOPIC)).isEqualTo(RECORDS);
+            assertThat(value(s, "kafka_server_brokertopicmetrics_totalproducerequests_total", t, TOPIC)).isEqualTo(RECORDS + 1);
+            assertThat(value(s, "kafka_server_brokertopicmetrics_failedproducerequests_total", t, TOPIC)).isEqualTo(1);
+            assertThat(value(s, "kafka_server_brokertopicmetrics_failedproducerequests_total")).as("all topics").isEqualTo(1);
+            double size = value(s, "kafka_log_log_size", t, TOPIC, "partition", "0");
+            assertThat(size).as("the log holds exactly the appended batches").isGreaterThan(RECORDS * 100)
+                    .isEqualTo(value(s, "kafka_server_brokertopicmetrics_bytesin_total", t, TOPIC));
+            assertThat(value(s, "kafka_server_brokertopicmetrics_bytesin_total")).isEqualTo(size);
+            assertThat(value(s, "kafka_server_brokertopicmetrics_totalfetchrequests_total", t, TOPIC)).isEqualTo(FETCHES);
+            assertThat(fetchedBytes).isEqualTo((long) size * FETCHES);
+            assertThat(value(s, "kafka_server_brokertopicmetrics_bytesout_total", t, TOPIC)).isEqualTo(fetchedBytes);
+            assertThat(value(s, "kafka_log_log_logendoffset", t, TOPIC, "partition", "0")).isEqualTo(RECORDS);
+            assertThat(value(s, "kafka_log_log_logstartoffset", t, TOPIC, "partition", "0")).isZero();
+            assertThat(value(s, "kafka_server_replicamanager_partitioncount")).isEqualTo(1);
+            assertThat(value(s, "kafka_server_replicamanager_leadercount")).isEqualTo(1);
+            assertThat(value(s, "kafka_network_requestmetrics_requests_total", "request", "Fetch", "version", "12")).isEqualTo(FETCHES);
+            // At least: a produce sent before the new topic's partition opened is answered NOT_LEADER_OR_FOLLOWER and sent again.
+            assertThat(sum(s, "kafka_network_requestmetrics_requests_total", "request", "Produce")).isGreaterThanOrEqualTo(RECORDS + 1);
+            assertThat(value(s, "kafka_network_requestmetrics_totaltimems_count", "request", "Fetch")).isEqualTo(FETCHES);
+            assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
+                    .as("this raw client at least").isGreaterThanOrEqualTo(1);
+        }
+    }
+}

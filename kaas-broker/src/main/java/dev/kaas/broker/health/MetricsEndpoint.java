@@ -1,0 +1,99 @@
+package dev.kaas.broker.health;
+
+import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.metrics.BrokerMetrics;
+import dev.kaas.broker.protocol.KafkaListeners;
+import dev.kaas.broker.protocol.RequestObserver;
+import dev.kaas.common.model.Assignment;
+import dev.kaas.common.model.TopicAssignment;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.Router;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Disposes;
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jboss.logging.Logger;
+
+/**
+ * The broker's metrics ({@link BrokerMetrics}) and their Prometheus scrape endpoint,
+ * {@code GET /q/metrics} on the HTTP port next to health (never on a Kafka listener). A scrape
+ * reads the counters and the partitions' offsets on a worker thread, not on an event loop.
+ * Names and the Apache MBeans they stand for: src/docs/operations.md.
+ */
+@ApplicationScoped
+public class MetricsEndpoint {
+    private static final Logger LOG = Logger.getLogger(MetricsEndpoint.class);
+
+    /** {@code kaas.metrics.*} ({@link BrokerConfig.Metrics}) bounds what is kept. */
+    @Produces
+    @Singleton
+    BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, BrokerConfig config) {
+        return new BrokerMetrics(new BrokerMetrics.Source() {
+            @Override
+            public Collection<BrokerMetrics.PartitionStat> partitions() {
+                List<BrokerMetrics.PartitionStat> out = new ArrayList<>();
+                for (Map.Entry<org.apache.kafka.common.TopicPartition, Replica> e : partitions.view().entrySet()) {
+                    var log = e.getValue().log();
+                    out.add(new BrokerMetrics.PartitionStat(e.getKey().topic(), e.getKey().partition(), log.sizeInBytes(),
+                            log.logStartOffset(), log.logEndOffset()));
+                }
+                return out;
+            }
+
+            @Override
+            public Map<String, Integer> connections() {
+                // Looked up when scraped: the listeners need the metrics to be made first.
+                return listeners.isResolvable() ? listeners.get().openConnections() : Map.of();
+            }
+
+            @Override
+            public Set<String> topics() {
+                Assignment a = view.assignment();
+                Set<String> names = new HashSet<>();
+                if (a != null) {
+                    for (TopicAssignment t : a.topics()) {
+                        names.add(t.topic().name());
+                    }
+                }
+                return names;
+            }
+        }, config.metrics().partitionMetrics(), config.metrics().maxSeries());
+    }
+
+    void close(@Disposes BrokerMetrics metrics) {
+        metrics.close();
+    }
+
+    /** The connections' view of the metrics: every request finished, timed. */
+    @Produces
+    @Singleton
+    RequestObserver requests(BrokerMetrics metrics) {
+        return metrics::requestDone;
+    }
+
+    void route(@Observes Router router, BrokerMetrics metrics) {
+        router.get("/q/metrics").blockingHandler(ctx -> {
+            ByteArrayOutputStream out = new ByteArrayOutputStream(64 * 1024);
+            try {
+                metrics.writePrometheus(out);
+            } catch (Exception e) {
+                LOG.warnf("metrics scrape failed: %s", e.toString());
+                ctx.response().setStatusCode(500).end();
+                return;
+            }
+            ctx.response().putHeader("Content-Type", BrokerMetrics.prometheusContentType()).end(Buffer.buffer(out.toByteArray()));
+        }, false);
+    }
+}

@@ -1,0 +1,88 @@
+package dev.kaas.broker.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.junit.jupiter.api.Test;
+
+/** What a scrape shows for counts made on the hot path, without a server. */
+class BrokerMetricsTest {
+    static final class FixedSource implements BrokerMetrics.Source {
+        Set<String> topics = Set.of("a", "b");
+
+        @Override
+        public Collection<BrokerMetrics.PartitionStat> partitions() {
+            return List.of(new BrokerMetrics.PartitionStat("a", 0, 1234, 5, 17));
+        }
+
+        @Override
+        public Map<String, Integer> connections() {
+            return Map.of("PLAINTEXT", 3);
+        }
+
+        @Override
+        public Set<String> topics() {
+            return topics;
+        }
+    }
+
+    static String scrape(BrokerMetrics m) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        m.writePrometheus(out);
+        // The OpenTelemetry exporter labels every series with the instrumentation scope; the names and the other labels are Apache's.
+        return out.toString(StandardCharsets.UTF_8).replace("otel_scope_name=\"dev.kaas.broker\",", "")
+                .replace(",otel_scope_name=\"dev.kaas.broker\"", "").replace("{otel_scope_name=\"dev.kaas.broker\"}", "");
+    }
+
+    @Test
+    void countsAppearPerTopicAndForAllTopicsUnderApachesNames() throws Exception {
+        FixedSource source = new FixedSource();
+        try (BrokerMetrics m = new BrokerMetrics(source, true, 100)) {
+            m.produceRequest("a");
+            m.appended("a", 300, 7);
+            m.produceRequest("b");
+            m.produceFailed("b");
+            m.fetchRequest("a");
+            m.bytesOut("a", 300);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, 2_000_000);
+
+            String text = scrape(m);
+
+            assertThat(text).contains("kafka_server_brokertopicmetrics_bytesin_total{topic=\"a\"} 300.0")
+                    .contains("kafka_server_brokertopicmetrics_bytesin_total 300.0")
+                    .contains("kafka_server_brokertopicmetrics_messagesin_total{topic=\"a\"} 7.0")
+                    .contains("kafka_server_brokertopicmetrics_totalproducerequests_total 2.0")
+                    .contains("kafka_server_brokertopicmetrics_failedproducerequests_total{topic=\"b\"} 1.0")
+                    .contains("kafka_server_brokertopicmetrics_bytesout_total{topic=\"a\"} 300.0")
+                    .contains("kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"} 1.0")
+                    .contains("kafka_network_requestmetrics_totaltimems_bucket{request=\"Produce\",le=\"2.0\"} 1")
+                    .contains("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"} 1")
+                    .contains("kafka_log_log_size{partition=\"0\",topic=\"a\"} 1234.0")
+                    .contains("kafka_log_log_logstartoffset{partition=\"0\",topic=\"a\"} 5.0")
+                    .contains("kafka_log_log_logendoffset{partition=\"0\",topic=\"a\"} 17.0")
+                    .contains("kafka_server_replicamanager_partitioncount 1.0")
+                    .contains("kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\",networkProcessor=\"0\"} 3.0")
+                    .contains("service_name=\"kaas-broker\"");
+        }
+    }
+
+    @Test
+    void aDeletedTopicsMetersGoAndPartitionMetricsCanBeOff() throws Exception {
+        FixedSource source = new FixedSource();
+        try (BrokerMetrics m = new BrokerMetrics(source, false, 100)) {
+            m.appended("b", 10, 1);
+            source.topics = Set.of("a");
+
+            String text = scrape(m);
+
+            assertThat(text).doesNotContain("topic=\"b\"").contains("kafka_server_brokertopicmetrics_bytesin_total 10.0")
+                    .doesNotContain("kafka_log_log_");
+        }
+    }
+}
