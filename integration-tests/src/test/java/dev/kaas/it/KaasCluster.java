@@ -413,7 +413,35 @@ public final class KaasCluster implements AutoCloseable {
             }
             Thread.sleep(100);
         }
-        throw new IllegalStateException(what + " not ready within " + READY_TIMEOUT);
+        throw new IllegalStateException(what + " not ready within " + READY_TIMEOUT + "\n--- log tail:\n" + tail(log, 60)
+                + "\n--- threads:\n" + threadDump(p.pid()));
+    }
+
+    /** The last lines of a process's log, for a failure's message (its directory is deleted with the test's). */
+    static String tail(Path log, int lines) {
+        try {
+            List<String> all = Files.readAllLines(log);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException | RuntimeException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    /** A stuck process's threads (jcmd Thread.print), cut to 40,000 characters. */
+    static String threadDump(long pid) {
+        try {
+            Path out = Files.createTempFile("kaas-threads-", ".txt");
+            Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(), Long.toString(pid),
+                    "Thread.print").redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            if (!jcmd.waitFor(20, TimeUnit.SECONDS)) {
+                jcmd.destroyForcibly();
+            }
+            String dump = Files.readString(out);
+            Files.deleteIfExists(out);
+            return dump.length() > 40_000 ? dump.substring(0, 40_000) : dump;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return "(no thread dump: " + e + ")";
+        }
     }
 
     /** Vert.x/Netty and gRPC say "Address already in use"; Quarkus HTTP says the port "seems to be in use". */

@@ -233,6 +233,15 @@ class KubernetesIT {
             // kubectl apply → a topic with its partitions, its id in the status.
             applyKafkaTopic("from-kubectl", Map.of("partitions", 3, "config", Map.of("retention.ms", 3_600_000)));
             await("from-kubectl ready", 30, () -> "True".equals(readyCondition(kafkaTopic("from-kubectl")).get("status")));
+            // Ready means the brokers were sent it (kubernetes.md); the broker serves it once it has opened the partitions.
+            await("from-kubectl served", 30, () -> {
+                try {
+                    admin.describeTopics(List.of("from-kubectl")).allTopicNames().get(10, TimeUnit.SECONDS);
+                    return true;
+                } catch (Exception notYet) {
+                    return false;
+                }
+            });
             String id = String.valueOf(status(kafkaTopic("from-kubectl")).get("topicId"));
             var described = admin.describeTopics(List.of("from-kubectl")).allTopicNames().get(30, TimeUnit.SECONDS).get("from-kubectl");
             assertThat(described.partitions()).hasSize(3);

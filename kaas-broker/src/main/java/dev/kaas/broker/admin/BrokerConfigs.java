@@ -181,6 +181,8 @@ final class BrokerConfigs {
         java.util.Set<String> custom = new java.util.TreeSet<>();
         clusterDefault.keySet().stream().filter(DynamicBrokerConfigs::custom).forEach(custom::add);
         dynamic.keySet().stream().filter(DynamicBrokerConfigs::custom).forEach(custom::add);
+        // A name kaas already describes (super.users, allow.everyone.if.no.acl.found: the authorizer's, not KafkaConfig's) once.
+        out.forEach(e -> custom.remove(e.name()));
         for (String name : custom) {
             // Apache's maybeSensitive: of unknown type, so its value is never shown, nor its synonyms'.
             List<TopicConfigEntries.Synonym> chain = dynamicChain(name, clusterDefault, dynamic).stream()

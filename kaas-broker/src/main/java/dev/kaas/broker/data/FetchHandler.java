@@ -174,7 +174,7 @@ public class FetchHandler implements ApiHandler {
             Collected c;
             long started = System.nanoTime();
             try {
-                c = collect();
+                c = collect(first);
             } catch (Exception e) {
                 finish();
                 result.completeExceptionally(e);
@@ -263,7 +263,8 @@ public class FetchHandler implements ApiHandler {
             }
         }
 
-        private Collected collect() throws Exception {
+        /** @param first the fetch's first attempt (a waiting fetch is collected again when woken) */
+        private Collected collect(boolean first) throws Exception {
             FetchResponseData resp = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0).setThrottleTimeMs(0);
             boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
             int total = 0;
@@ -298,8 +299,10 @@ public class FetchHandler implements ApiHandler {
                     }
                     TopicPartition tp = new TopicPartition(topic.topic().name(), fp.partition());
                     resolved.add(Map.entry(tp, pd));
-                    // Apache's TotalFetchRequestsPerSec: each partition read, on every attempt of a waiting fetch.
-                    metrics.fetchRequest(tp.topic());
+                    if (first && fp.partition() >= 0 && fp.partition() < topic.partitions().size()) {
+                        // Apache's TotalFetchRequestsPerSec: each partition of the topic asked for, once however long the fetch waits.
+                        metrics.fetchRequest(tp.topic());
+                    }
                     Replica replica = partitions.get(tp);
                     // A log that found its fence taken (a successor leads) serves nothing more.
                     if (replica == null || !replica.log().topicId().equals(topic.topic().topicId()) || replica.log().isFenced()) {

@@ -153,6 +153,8 @@ public class ProduceHandler implements ApiHandler {
             }
             Replica replica = partitions.get(tp);
             if (replica == null) {
+                // Apache counts a partition it does not lead too: TotalProduceRequests is marked before the leader check.
+                metrics.produceRequest(tp.topic());
                 appended.put(tp, failed(tp, Errors.NOT_LEADER_OR_FOLLOWER, null));
                 continue;
             }
@@ -375,7 +377,6 @@ public class ProduceHandler implements ApiHandler {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
         String topic = replica.log().topicPartition().topic();
-        metrics.produceRequest(topic);
         Runnable task = () -> {
             long started = System.nanoTime();
             try {
@@ -390,7 +391,9 @@ public class ProduceHandler implements ApiHandler {
                     // Apache's request-time counts the local append, not the wait for the fsync.
                     usage.addThreadNanos(System.nanoTime() - started);
                 }
-                metrics.appended(topic, v2.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
+                // Counted once the append was tried: not for a first try that only found the partition needs verifying.
+                metrics.produceRequest(topic);
+                metrics.appended(topic, records.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
                 // Registered here, in the writer's task: a close queued behind this append settles it.
                 CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)
                         : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer());
@@ -403,6 +406,9 @@ public class ProduceHandler implements ApiHandler {
                     }
                 });
             } catch (Throwable e) {
+                if (!(e instanceof VerificationGuards.Required)) {
+                    metrics.produceRequest(topic);
+                }
                 appended.completeExceptionally(e);
                 durable.completeExceptionally(e);
             }
@@ -410,6 +416,7 @@ public class ProduceHandler implements ApiHandler {
         try {
             replica.writer().execute(task);
         } catch (RuntimeException writerGone) {
+            metrics.produceRequest(topic);
             if (holdsTicket) {
                 verified.release();
             }

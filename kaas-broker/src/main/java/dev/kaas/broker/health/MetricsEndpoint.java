@@ -1,13 +1,12 @@
 package dev.kaas.broker.health;
 
-import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.AssignmentApplied;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.metrics.BrokerMetrics;
 import dev.kaas.broker.protocol.KafkaListeners;
 import dev.kaas.broker.protocol.RequestObserver;
-import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.TopicAssignment;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
@@ -39,7 +38,7 @@ public class MetricsEndpoint {
     /** {@code kaas.metrics.*} ({@link BrokerConfig.Metrics}) bounds what is kept. */
     @Produces
     @Singleton
-    BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, BrokerConfig config) {
+    BrokerMetrics metrics(Partitions partitions, Instance<KafkaListeners> listeners, BrokerConfig config) {
         return new BrokerMetrics(new BrokerMetrics.Source() {
             @Override
             public Collection<BrokerMetrics.PartitionStat> partitions() {
@@ -58,18 +57,16 @@ public class MetricsEndpoint {
                 return listeners.isResolvable() ? listeners.get().openConnections() : Map.of();
             }
 
-            @Override
-            public Set<String> topics() {
-                Assignment a = view.assignment();
-                Set<String> names = new HashSet<>();
-                if (a != null) {
-                    for (TopicAssignment t : a.topics()) {
-                        names.add(t.topic().name());
-                    }
-                }
-                return names;
-            }
         }, config.metrics().partitionMetrics(), config.metrics().maxSeries());
+    }
+
+    /** A deleted topic's meters go once the assignment without it is applied, as Apache removes them. */
+    void onApplied(@Observes AssignmentApplied applied, BrokerMetrics metrics) {
+        Set<String> names = new HashSet<>();
+        for (TopicAssignment t : applied.assignment().topics()) {
+            names.add(t.topic().name());
+        }
+        metrics.retainTopics(names);
     }
 
     void close(@Disposes BrokerMetrics metrics) {

@@ -26,14 +26,15 @@ import org.apache.kafka.common.protocol.ApiKeys;
  * → {@code kafka_server_brokertopicmetrics_bytesin_total{topic="t"}}), so dashboards built for
  * Apache work unchanged. The mapping table is in src/docs/operations.md.
  *
- * <p>The hot path only adds to {@link LongAdder}s (and records one histogram value per request);
- * the OpenTelemetry SDK reads them through asynchronous instruments when a scrape asks, so a
- * broker nobody scrapes pays for nothing else. Counts follow Apache's rules: BytesIn and
+ * <p>The hot path adds to {@link LongAdder}s and records one histogram value per request (the
+ * SDK's histogram takes a short lock per record); the OpenTelemetry SDK reads the counters
+ * through asynchronous instruments, one pass each, when a scrape asks. Counts follow Apache's rules: BytesIn and
  * MessagesIn count what was appended, TotalProduceRequests one per partition a Produce reached
  * the log with, FailedProduceRequests one per partition whose records failed validation or an
  * unexpected error (not a leadership, size, corruption or storage refusal, as Apache's
- * {@code ReplicaManager.appendToLocalLog}), TotalFetchRequests one per partition a Fetch read,
- * BytesOut the record bytes of the consumer fetch responses sent (not a follower's).
+ * {@code ReplicaManager.appendToLocalLog}), TotalFetchRequests one per partition of a Fetch
+ * (once, however long it waits, as Apache's {@code fetchMessages}), BytesOut the record bytes of
+ * the consumer fetch responses sent (not a follower's).
  *
  * <p>Thread-safe.
  */
@@ -63,16 +64,11 @@ public final class BrokerMetrics implements AutoCloseable {
     public record PartitionStat(String topic, int partition, long size, long logStartOffset, long logEndOffset) {
     }
 
-    /**
-     * What the gauges read on a scrape: the partitions this broker leads, its open connections by
-     * listener, and the topics that exist (a deleted topic's meters go, as Apache removes them).
-     */
+    /** What the gauges read on a scrape: the partitions this broker leads, its open connections by listener. */
     public interface Source {
         Collection<PartitionStat> partitions();
 
         Map<String, Integer> connections();
-
-        Set<String> topics();
 
         Source NONE = new Source() {
             @Override
@@ -84,19 +80,21 @@ public final class BrokerMetrics implements AutoCloseable {
             public Map<String, Integer> connections() {
                 return Map.of();
             }
-
-            @Override
-            public Set<String> topics() {
-                return Set.of();
-            }
         };
     }
 
     private final TopicMeters all = new TopicMeters();
     private final ConcurrentHashMap<String, TopicMeters> topics = new ConcurrentHashMap<>();
-    /** Requests by api key and version: {@code key << 16 | version}. */
+    /** Requests by name and version: {@code nameIndex << 16 | version} (see {@link #names}). */
     private final ConcurrentHashMap<Integer, LongAdder> requests = new ConcurrentHashMap<>();
-    private final Attributes[] requestAttributes = new Attributes[ApiKeys.values().length];
+    /**
+     * Apache's request names: each api key's, then FetchConsumer and FetchFollower, under which
+     * Apache counts a Fetch as well as under Fetch ({@code RequestChannel.updateRequestMetrics}).
+     */
+    private final String[] names = new String[ApiKeys.values().length + 2];
+    private final Attributes[] requestAttributes = new Attributes[names.length];
+    private final int fetchConsumer = ApiKeys.values().length;
+    private final int fetchFollower = fetchConsumer + 1;
     private final SdkMeterProvider provider;
     private final PrometheusMetricReader prometheus;
     private final DoubleHistogram totalTime;
@@ -104,10 +102,13 @@ public final class BrokerMetrics implements AutoCloseable {
 
     /**
      * @param partitionMetrics whether the Log gauges (one series per partition) are kept
-     * @param maxSeries        the most series one metric holds (the SDK's cardinality limit);
-     *                         past it, what a scrape reads is folded into one overflow series
+     * @param maxSeries        the most series one metric holds (the SDK's cardinality limit, at
+     *                         least 1); past it, what a scrape reads is folded into one overflow series
      */
     public BrokerMetrics(Source source, boolean partitionMetrics, int maxSeries) {
+        if (maxSeries < 1) {
+            throw new IllegalArgumentException("kaas.metrics.max-series must be at least 1, not " + maxSeries);
+        }
         this.partitionMetrics = partitionMetrics;
         // Its flag (no scope labels) is ignored by this version: every series carries otel_scope_name.
         this.prometheus = new PrometheusMetricReader(false, null);
@@ -115,64 +116,77 @@ public final class BrokerMetrics implements AutoCloseable {
                 .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker"))))
                 .registerMetricReader(prometheus, type -> maxSeries).build();
         for (ApiKeys k : ApiKeys.values()) {
-            requestAttributes[k.ordinal()] = Attributes.of(REQUEST, k.name);
+            names[k.ordinal()] = k.name;
+        }
+        names[fetchConsumer] = "FetchConsumer";
+        names[fetchFollower] = "FetchFollower";
+        for (int i = 0; i < names.length; i++) {
+            requestAttributes[i] = Attributes.of(REQUEST, names[i]);
         }
         Meter meter = provider.get("dev.kaas.broker");
-        topicCounter(meter, "kafka.server.brokertopicmetrics.bytesin", m -> m.bytesIn, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.messagesin", m -> m.messagesIn, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.bytesout", m -> m.bytesOut, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.totalproducerequests", m -> m.totalProduce, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.failedproducerequests", m -> m.failedProduce, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.totalfetchrequests", m -> m.totalFetch, source);
-        topicCounter(meter, "kafka.server.brokertopicmetrics.failedfetchrequests", m -> m.failedFetch, source);
+        String[] topicMetricNames = {"bytesin", "messagesin", "bytesout", "totalproducerequests", "failedproducerequests",
+                "totalfetchrequests", "failedfetchrequests"};
+        ObservableLongMeasurement[] topicCounters = new ObservableLongMeasurement[topicMetricNames.length];
+        for (int i = 0; i < topicMetricNames.length; i++) {
+            topicCounters[i] = meter.counterBuilder("kafka.server.brokertopicmetrics." + topicMetricNames[i]).buildObserver();
+        }
+        // One pass over the meters per collection, for all seven.
+        meter.batchCallback(() -> {
+            record(topicCounters, all, Attributes.empty());
+            topics.forEach((topic, m) -> record(topicCounters, m, Attributes.of(TOPIC, topic)));
+        }, topicCounters[0], java.util.Arrays.copyOfRange(topicCounters, 1, topicCounters.length));
         meter.counterBuilder("kafka.network.requestmetrics.requests").setDescription("Requests answered, by request type and version.")
                 .buildWithCallback(m -> requests.forEach((kv, count) -> m.record(count.sum(),
-                        Attributes.of(REQUEST, ApiKeys.forId(kv >>> 16).name, VERSION, Integer.toString(kv & 0xffff)))));
+                        Attributes.of(REQUEST, names[kv >>> 16], VERSION, Integer.toString(kv & 0xffff)))));
         this.totalTime = meter.histogramBuilder("kafka.network.requestmetrics.totaltimems")
-                .setDescription("Milliseconds from a request's last byte read to its response handed to the socket.")
+                .setDescription("Milliseconds from a request's frame read to its response handed to the socket.")
                 .setExplicitBucketBoundariesAdvice(TIME_BUCKETS).build();
-        meter.gaugeBuilder("kafka.server.replicamanager.partitioncount").ofLongs()
-                .setDescription("Partitions on this broker (each led by it: kaas has no followers).")
-                .buildWithCallback(m -> m.record(source.partitions().size()));
-        meter.gaugeBuilder("kafka.server.replicamanager.leadercount").ofLongs().setDescription("Partitions this broker leads.")
-                .buildWithCallback(m -> m.record(source.partitions().size()));
         meter.gaugeBuilder("kafka.server.socket.server.metrics.connection.count").ofLongs()
                 .setDescription("Open client connections, by listener.")
                 .buildWithCallback(m -> source.connections().forEach((listener, n) ->
                         m.record(n, Attributes.of(LISTENER, listener, PROCESSOR, "0"))));
-        if (partitionMetrics) {
-            logGauge(meter, "kafka.log.log.size", "Bytes of the partition's segments.", PartitionStat::size, source);
-            logGauge(meter, "kafka.log.log.logstartoffset", "The partition's log start offset.", PartitionStat::logStartOffset, source);
-            logGauge(meter, "kafka.log.log.logendoffset", "The partition's log end offset.", PartitionStat::logEndOffset, source);
-        }
-    }
-
-    private interface Pick {
-        LongAdder of(TopicMeters m);
-    }
-
-    private interface Stat {
-        long of(PartitionStat p);
-    }
-
-    private void topicCounter(Meter meter, String name, Pick pick, Source source) {
-        meter.counterBuilder(name).buildWithCallback(m -> {
-            m.record(pick.of(all).sum());
-            // A deleted topic's meters go, as Apache removes them; the all-topics totals keep what it counted.
-            Set<String> existing = source.topics();
-            topics.keySet().retainAll(existing);
-            for (var e : topics.entrySet()) {
-                m.record(pick.of(e.getValue()).sum(), Attributes.of(TOPIC, e.getKey()));
+        ObservableLongMeasurement partitionCount = meter.gaugeBuilder("kafka.server.replicamanager.partitioncount").ofLongs()
+                .setDescription("Partitions on this broker (each led by it: kaas has no followers).").buildObserver();
+        ObservableLongMeasurement leaderCount = meter.gaugeBuilder("kafka.server.replicamanager.leadercount").ofLongs()
+                .setDescription("Partitions this broker leads.").buildObserver();
+        ObservableLongMeasurement size = meter.gaugeBuilder("kafka.log.log.size").ofLongs()
+                .setDescription("Bytes of the partition's segments.").buildObserver();
+        ObservableLongMeasurement logStart = meter.gaugeBuilder("kafka.log.log.logstartoffset").ofLongs()
+                .setDescription("The partition's log start offset.").buildObserver();
+        ObservableLongMeasurement logEnd = meter.gaugeBuilder("kafka.log.log.logendoffset").ofLongs()
+                .setDescription("The partition's log end offset.").buildObserver();
+        // The partitions are walked once per collection (a size sums every segment).
+        meter.batchCallback(() -> {
+            Collection<PartitionStat> hosted = source.partitions();
+            partitionCount.record(hosted.size());
+            leaderCount.record(hosted.size());
+            if (partitionMetrics) {
+                for (PartitionStat p : hosted) {
+                    Attributes a = Attributes.of(TOPIC, p.topic(), PARTITION, Integer.toString(p.partition()));
+                    size.record(p.size(), a);
+                    logStart.record(p.logStartOffset(), a);
+                    logEnd.record(p.logEndOffset(), a);
+                }
             }
-        });
+        }, partitionCount, leaderCount, size, logStart, logEnd);
     }
 
-    private static void logGauge(Meter meter, String name, String description, Stat stat, Source source) {
-        meter.gaugeBuilder(name).ofLongs().setDescription(description).buildWithCallback((ObservableLongMeasurement m) -> {
-            for (PartitionStat p : source.partitions()) {
-                m.record(stat.of(p), Attributes.of(TOPIC, p.topic(), PARTITION, Integer.toString(p.partition())));
-            }
-        });
+    private static void record(ObservableLongMeasurement[] counters, TopicMeters m, Attributes a) {
+        counters[0].record(m.bytesIn.sum(), a);
+        counters[1].record(m.messagesIn.sum(), a);
+        counters[2].record(m.bytesOut.sum(), a);
+        counters[3].record(m.totalProduce.sum(), a);
+        counters[4].record(m.failedProduce.sum(), a);
+        counters[5].record(m.totalFetch.sum(), a);
+        counters[6].record(m.failedFetch.sum(), a);
+    }
+
+    /**
+     * Keeps the meters of these topics only, as Apache removes a deleted topic's meters (the
+     * all-topics totals keep what it counted). Called with every applied assignment.
+     */
+    public void retainTopics(Set<String> existing) {
+        topics.keySet().retainAll(existing);
     }
 
     private TopicMeters topic(String name) {
@@ -217,16 +231,27 @@ public final class BrokerMetrics implements AutoCloseable {
         all.bytesOut.add(bytes);
     }
 
-    /** A request answered (or, for acks=0, done): counted by type and version, its time in the histogram. */
-    public void requestDone(ApiKeys key, short version, long nanos) {
-        int kv = key.id << 16 | (version & 0xffff);
+    /**
+     * A request answered (or, for acks=0, done): counted by name and version, its time in the
+     * histogram; a Fetch also as FetchConsumer or FetchFollower, as Apache counts it.
+     */
+    public void requestDone(ApiKeys key, short version, boolean fromFollower, long nanos) {
+        double ms = nanos / 1e6;
+        count(key.ordinal(), version, ms);
+        if (key == ApiKeys.FETCH) {
+            count(fromFollower ? fetchFollower : fetchConsumer, version, ms);
+        }
+    }
+
+    private void count(int name, short version, double ms) {
+        int kv = name << 16 | (version & 0xffff);
         LongAdder count = requests.get(kv);
         if (count == null) {
             count = requests.computeIfAbsent(kv, x -> new LongAdder());
         }
         count.increment();
         // The root context: no trace or exemplar lookup on the hot path.
-        totalTime.record(nanos / 1e6, requestAttributes[key.ordinal()], Context.root());
+        totalTime.record(ms, requestAttributes[name], Context.root());
     }
 
     public boolean partitionMetrics() {

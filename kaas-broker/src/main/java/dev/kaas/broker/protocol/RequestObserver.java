@@ -9,8 +9,11 @@ import org.apache.kafka.common.protocol.ApiKeys;
  */
 @FunctionalInterface
 public interface RequestObserver {
-    /** @param nanos from the request's frame taken off the socket to its response handed to it */
-    void done(ApiKeys key, short version, long nanos);
+    /**
+     * @param fromFollower a Fetch from a replica (a replica id set), not a consumer's
+     * @param nanos        from the request's frame taken off the socket to its response handed to it
+     */
+    void done(ApiKeys key, short version, boolean fromFollower, long nanos);
 
-    RequestObserver NONE = (key, version, nanos) -> { };
+    RequestObserver NONE = (key, version, fromFollower, nanos) -> { };
 }

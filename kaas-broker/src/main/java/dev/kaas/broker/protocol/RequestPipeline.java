@@ -485,7 +485,8 @@ final class RequestPipeline {
             int delay = p.throttle.ms();
             if (p.request != null) {
                 // Parsed requests only: a SASL token or a refused frame is not one of Apache's request types.
-                observer.done(p.header.apiKey(), p.header.apiVersion(), System.nanoTime() - p.received);
+                observer.done(p.header.apiKey(), p.header.apiVersion(),
+                        p.request instanceof org.apache.kafka.common.requests.FetchRequest f && f.isFromFollower(), System.nanoTime() - p.received);
             }
             if (p.response == null || closed) {
                 if (delay > 0 && !closed) {

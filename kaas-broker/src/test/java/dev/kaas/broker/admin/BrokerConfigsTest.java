@@ -62,6 +62,8 @@ class BrokerConfigsTest {
         assertThat(token.synonyms()).allSatisfy(y -> assertThat(y.value()).isNull());
         assertThat(e.get("my.reporter.endpoint").source()).isEqualTo(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
         assertThat(e).as("a known name kaas does not describe is not made custom").doesNotContainKey("num.io.threads");
+        assertThat(BrokerConfigs.of(TestBrokerConfig.defaults(), TopicDefaults.of(Map.of()), Map.of("super.users", "User:x"), Map.of()))
+                .as("a name kaas describes already is described once").filteredOn(x -> x.name().equals("super.users")).hasSize(1);
     }
 
     @Test

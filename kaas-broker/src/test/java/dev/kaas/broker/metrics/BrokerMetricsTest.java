@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 /** What a scrape shows for counts made on the hot path, without a server. */
 class BrokerMetricsTest {
     static final class FixedSource implements BrokerMetrics.Source {
-        Set<String> topics = Set.of("a", "b");
 
         @Override
         public Collection<BrokerMetrics.PartitionStat> partitions() {
@@ -24,11 +23,6 @@ class BrokerMetricsTest {
         @Override
         public Map<String, Integer> connections() {
             return Map.of("PLAINTEXT", 3);
-        }
-
-        @Override
-        public Set<String> topics() {
-            return topics;
         }
     }
 
@@ -50,7 +44,8 @@ class BrokerMetricsTest {
             m.produceFailed("b");
             m.fetchRequest("a");
             m.bytesOut("a", 300);
-            m.requestDone(ApiKeys.PRODUCE, (short) 9, 2_000_000);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, 2_000_000);
+            m.requestDone(ApiKeys.FETCH, (short) 16, false, 1_000_000);
 
             String text = scrape(m);
 
@@ -63,6 +58,9 @@ class BrokerMetricsTest {
                     .contains("kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"} 1.0")
                     .contains("kafka_network_requestmetrics_totaltimems_bucket{request=\"Produce\",le=\"2.0\"} 1")
                     .contains("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"} 1")
+                    .contains("kafka_network_requestmetrics_requests_total{request=\"Fetch\",version=\"16\"} 1.0")
+                    .contains("kafka_network_requestmetrics_requests_total{request=\"FetchConsumer\",version=\"16\"} 1.0")
+                    .doesNotContain("FetchFollower")
                     .contains("kafka_log_log_size{partition=\"0\",topic=\"a\"} 1234.0")
                     .contains("kafka_log_log_logstartoffset{partition=\"0\",topic=\"a\"} 5.0")
                     .contains("kafka_log_log_logendoffset{partition=\"0\",topic=\"a\"} 17.0")
@@ -77,7 +75,7 @@ class BrokerMetricsTest {
         FixedSource source = new FixedSource();
         try (BrokerMetrics m = new BrokerMetrics(source, false, 100)) {
             m.appended("b", 10, 1);
-            source.topics = Set.of("a");
+            m.retainTopics(Set.of("a"));
 
             String text = scrape(m);
 

@@ -116,13 +116,19 @@ public final class DynamicBrokerConfigs {
         if (fixed.isEmpty()) {
             return null;
         }
-        // Apache checks its non-dynamic names first; a security setting is dynamic there, but only under a listener's prefix.
-        if (org.apache.kafka.common.config.SslConfigs.RECONFIGURABLE_CONFIGS.containsAll(fixed)) {
+        // Apache checks its non-dynamic names first, and names only those; a security setting is dynamic there, but only under
+        // a listener's prefix.
+        List<String> nonDynamic = fixed.stream().filter(n -> !org.apache.kafka.common.config.SslConfigs.RECONFIGURABLE_CONFIGS.contains(n)).toList();
+        if (nonDynamic.isEmpty()) {
             return "These security configs can be dynamically updated only per-listener using the listener prefix: Set("
                     + String.join(", ", fixed) + ")";
         }
-        return "Cannot update these configs dynamically: Set(" + String.join(", ", fixed) + ")";
+        return "Cannot update these configs dynamically: Set(" + String.join(", ", nonDynamic) + ")";
     }
+
+    /** The most custom properties one BROKER resource keeps, and their names' and values' characters in all. */
+    public static final int MAX_CUSTOM = 100;
+    public static final int MAX_CUSTOM_CHARS = 64 * 1024;
 
     /** A name whose value is a list (APPEND and SUBTRACT apply to it). */
     public static boolean isList(String name) {
@@ -135,6 +141,19 @@ public final class DynamicBrokerConfigs {
      * keys). Returns Apache's message, or null.
      */
     public static String validate(Map<String, String> configs) {
+        long customBytes = 0;
+        int custom = 0;
+        for (var e : configs.entrySet()) {
+            if (custom(e.getKey())) {
+                custom++;
+                customBytes += e.getKey().length() + (e.getValue() == null ? 0 : e.getValue().length());
+            }
+        }
+        if (custom > MAX_CUSTOM || customBytes > MAX_CUSTOM_CHARS) {
+            // kaas's own bound (Apache has none): every broker receives each resource's configuration with every assignment.
+            return "Too many custom broker configs: a resource keeps at most " + MAX_CUSTOM + " names not known to Apache Kafka, of "
+                    + MAX_CUSTOM_CHARS + " characters in all (names and values)";
+        }
         for (var e : configs.entrySet()) {
             if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {

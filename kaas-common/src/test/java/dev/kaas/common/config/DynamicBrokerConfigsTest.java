@@ -42,7 +42,21 @@ class DynamicBrokerConfigsTest {
                 .isEqualTo("These security configs can be dynamically updated only per-listener using the listener prefix: "
                         + "Set(ssl.keystore.location, ssl.truststore.location)");
         assertThat(DynamicBrokerConfigs.refusal(java.util.List.of("ssl.keystore.location", "num.io.threads")))
-                .as("Apache checks its non-dynamic names first").startsWith("Cannot update these configs dynamically");
+                .as("Apache checks its non-dynamic names first, and names only those")
+                .isEqualTo("Cannot update these configs dynamically: Set(num.io.threads)");
+    }
+
+    @Test
+    void customPropertiesAreBoundedPerResource() {
+        Map<String, String> many = new java.util.HashMap<>();
+        for (int i = 0; i < DynamicBrokerConfigs.MAX_CUSTOM; i++) {
+            many.put("custom." + i, "v");
+        }
+        assertThat(DynamicBrokerConfigs.validate(many)).isNull();
+        many.put("custom.one-more", "v");
+        assertThat(DynamicBrokerConfigs.validate(many)).startsWith("Too many custom broker configs");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("custom.big", "x".repeat(DynamicBrokerConfigs.MAX_CUSTOM_CHARS))))
+                .startsWith("Too many custom broker configs");
     }
 
     @Test
