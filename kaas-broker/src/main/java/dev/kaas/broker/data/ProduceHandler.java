@@ -379,6 +379,7 @@ public class ProduceHandler implements ApiHandler {
         String topic = replica.log().topicPartition().topic();
         Runnable task = () -> {
             long started = System.nanoTime();
+            boolean counted = false;
             try {
                 MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
                 PartitionLog.AppendResult r;
@@ -392,6 +393,7 @@ public class ProduceHandler implements ApiHandler {
                     usage.addThreadNanos(System.nanoTime() - started);
                 }
                 // Counted once the append was tried: not for a first try that only found the partition needs verifying.
+                counted = true;
                 metrics.produceRequest(topic);
                 metrics.appended(topic, records.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
                 // Registered here, in the writer's task: a close queued behind this append settles it.
@@ -406,7 +408,7 @@ public class ProduceHandler implements ApiHandler {
                     }
                 });
             } catch (Throwable e) {
-                if (!(e instanceof VerificationGuards.Required)) {
+                if (!counted && !(e instanceof VerificationGuards.Required)) {
                     metrics.produceRequest(topic);
                 }
                 appended.completeExceptionally(e);

@@ -1,6 +1,7 @@
 package dev.kaas.broker.health;
 
 import dev.kaas.broker.cluster.AssignmentApplied;
+import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
@@ -38,8 +39,13 @@ public class MetricsEndpoint {
     /** {@code kaas.metrics.*} ({@link BrokerConfig.Metrics}) bounds what is kept. */
     @Produces
     @Singleton
-    BrokerMetrics metrics(Partitions partitions, Instance<KafkaListeners> listeners, BrokerConfig config) {
+    BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, BrokerConfig config) {
         return new BrokerMetrics(new BrokerMetrics.Source() {
+            @Override
+            public boolean topicExists(String topic) {
+                return view.topic(topic) != null;
+            }
+
             @Override
             public Collection<BrokerMetrics.PartitionStat> partitions() {
                 List<BrokerMetrics.PartitionStat> out = new ArrayList<>();
@@ -62,11 +68,16 @@ public class MetricsEndpoint {
 
     /** A deleted topic's meters go once the assignment without it is applied, as Apache removes them. */
     void onApplied(@Observes AssignmentApplied applied, BrokerMetrics metrics) {
-        Set<String> names = new HashSet<>();
-        for (TopicAssignment t : applied.assignment().topics()) {
-            names.add(t.topic().name());
+        try {
+            Set<String> names = new HashSet<>();
+            for (TopicAssignment t : applied.assignment().topics()) {
+                names.add(t.topic().name());
+            }
+            metrics.retainTopics(names);
+        } catch (RuntimeException e) {
+            // A synchronous observer that throws skips the others (the coordinators' releases): never.
+            LOG.warnf("metrics of deleted topics not dropped: %s", e.toString());
         }
-        metrics.retainTopics(names);
     }
 
     void close(@Disposes BrokerMetrics metrics) {

@@ -64,11 +64,18 @@ public final class BrokerMetrics implements AutoCloseable {
     public record PartitionStat(String topic, int partition, long size, long logStartOffset, long logEndOffset) {
     }
 
-    /** What the gauges read on a scrape: the partitions this broker leads, its open connections by listener. */
+    /**
+     * What the gauges read on a scrape (the partitions this broker leads, its open connections by
+     * listener), and whether a topic exists, asked before a topic's meters are made.
+     */
     public interface Source {
         Collection<PartitionStat> partitions();
 
         Map<String, Integer> connections();
+
+        default boolean topicExists(String topic) {
+            return true;
+        }
 
         Source NONE = new Source() {
             @Override
@@ -99,6 +106,7 @@ public final class BrokerMetrics implements AutoCloseable {
     private final PrometheusMetricReader prometheus;
     private final DoubleHistogram totalTime;
     private final boolean partitionMetrics;
+    private final Source source;
 
     /**
      * @param partitionMetrics whether the Log gauges (one series per partition) are kept
@@ -110,6 +118,7 @@ public final class BrokerMetrics implements AutoCloseable {
             throw new IllegalArgumentException("kaas.metrics.max-series must be at least 1, not " + maxSeries);
         }
         this.partitionMetrics = partitionMetrics;
+        this.source = source;
         // Its flag (no scope labels) is ignored by this version: every series carries otel_scope_name.
         this.prometheus = new PrometheusMetricReader(false, null);
         this.provider = SdkMeterProvider.builder()
@@ -191,7 +200,12 @@ public final class BrokerMetrics implements AutoCloseable {
 
     private TopicMeters topic(String name) {
         TopicMeters m = topics.get(name);
-        return m != null ? m : topics.computeIfAbsent(name, n -> new TopicMeters());
+        if (m != null) {
+            return m;
+        }
+        // An append or read still queued for a topic deleted meanwhile must not bring its meters back (they would stay until
+        // the next assignment): counted in the all-topics totals only.
+        return source.topicExists(name) ? topics.computeIfAbsent(name, n -> new TopicMeters()) : new TopicMeters();
     }
 
     /** Records appended to a partition of {@code topic}. */

@@ -126,6 +126,33 @@ public final class DynamicBrokerConfigs {
         return "Cannot update these configs dynamically: Set(" + String.join(", ", nonDynamic) + ")";
     }
 
+    /**
+     * kaas's own bound on custom properties (Apache has none), checked after Apache's checks:
+     * every broker receives each resource's configuration with every assignment. Refuses only a
+     * change that adds to a resource past the bound, so one already past it (kept by an earlier
+     * version) can still be altered and shrunk. Returns the message, or null.
+     */
+    public static String customBound(Map<String, String> before, Map<String, String> after) {
+        long[] was = customSize(before);
+        long[] now = customSize(after);
+        boolean over = now[0] > MAX_CUSTOM || now[1] > MAX_CUSTOM_CHARS;
+        boolean grows = now[0] > was[0] || now[1] > was[1];
+        return over && grows ? "Too many custom broker configs: a resource keeps at most " + MAX_CUSTOM
+                + " names not known to Apache Kafka, of " + MAX_CUSTOM_CHARS + " characters in all (names and values)" : null;
+    }
+
+    private static long[] customSize(Map<String, String> configs) {
+        long count = 0;
+        long chars = 0;
+        for (var e : configs.entrySet()) {
+            if (custom(e.getKey())) {
+                count++;
+                chars += e.getKey().length() + (e.getValue() == null ? 0 : e.getValue().length());
+            }
+        }
+        return new long[] {count, chars};
+    }
+
     /** The most custom properties one BROKER resource keeps, and their names' and values' characters in all. */
     public static final int MAX_CUSTOM = 100;
     public static final int MAX_CUSTOM_CHARS = 64 * 1024;
@@ -141,19 +168,6 @@ public final class DynamicBrokerConfigs {
      * keys). Returns Apache's message, or null.
      */
     public static String validate(Map<String, String> configs) {
-        long customBytes = 0;
-        int custom = 0;
-        for (var e : configs.entrySet()) {
-            if (custom(e.getKey())) {
-                custom++;
-                customBytes += e.getKey().length() + (e.getValue() == null ? 0 : e.getValue().length());
-            }
-        }
-        if (custom > MAX_CUSTOM || customBytes > MAX_CUSTOM_CHARS) {
-            // kaas's own bound (Apache has none): every broker receives each resource's configuration with every assignment.
-            return "Too many custom broker configs: a resource keeps at most " + MAX_CUSTOM + " names not known to Apache Kafka, of "
-                    + MAX_CUSTOM_CHARS + " characters in all (names and values)";
-        }
         for (var e : configs.entrySet()) {
             if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {

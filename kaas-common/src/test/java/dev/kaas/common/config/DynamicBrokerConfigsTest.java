@@ -52,11 +52,18 @@ class DynamicBrokerConfigsTest {
         for (int i = 0; i < DynamicBrokerConfigs.MAX_CUSTOM; i++) {
             many.put("custom." + i, "v");
         }
-        assertThat(DynamicBrokerConfigs.validate(many)).isNull();
-        many.put("custom.one-more", "v");
-        assertThat(DynamicBrokerConfigs.validate(many)).startsWith("Too many custom broker configs");
-        assertThat(DynamicBrokerConfigs.validate(Map.of("custom.big", "x".repeat(DynamicBrokerConfigs.MAX_CUSTOM_CHARS))))
+        assertThat(DynamicBrokerConfigs.customBound(Map.of(), many)).isNull();
+        Map<String, String> more = new java.util.HashMap<>(many);
+        more.put("custom.one-more", "v");
+        assertThat(DynamicBrokerConfigs.customBound(many, more)).startsWith("Too many custom broker configs");
+        assertThat(DynamicBrokerConfigs.customBound(Map.of(), Map.of("custom.big", "x".repeat(DynamicBrokerConfigs.MAX_CUSTOM_CHARS))))
                 .startsWith("Too many custom broker configs");
+        Map<String, String> fewer = new java.util.HashMap<>(more);
+        fewer.remove("custom.0");
+        assertThat(DynamicBrokerConfigs.customBound(more, fewer)).as("a resource already past the bound can shrink").isNull();
+        Map<String, String> other = new java.util.HashMap<>(more);
+        other.put("log.retention.ms", "1000");
+        assertThat(DynamicBrokerConfigs.customBound(more, other)).as("and change other keys").isNull();
     }
 
     @Test

@@ -766,6 +766,9 @@ public final class ControllerCore {
         }
         next.keySet().removeIf(k -> !DynamicBrokerConfigs.kept(k));
         String invalid = DynamicBrokerConfigs.validate(next);
+        if (invalid == null) {
+            invalid = DynamicBrokerConfigs.customBound(current.brokerConfig(call.getResource()), next);
+        }
         if (invalid != null) {
             // Apache wraps a dynamic broker config's validation failure as INVALID_REQUEST (KAFKA-13609).
             return reply.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(invalid).build();
