@@ -129,7 +129,7 @@ class BrokerHandoffIT {
                 seen = leaderAndEpoch(cluster.kafkaPort(frozen), "split", 0);
             }
             assertThat(seen[1]).as("the thawed broker learned of a newer epoch than %d (leader now %d); its log ends:%n%s",
-                    frozenEpoch, seen[0], tail(cluster.brokerLog(frozen), 60)).isGreaterThan(frozenEpoch);
+                    frozenEpoch, seen[0], KaasCluster.tail(cluster.brokerLog(frozen), 60)).isGreaterThan(frozenEpoch);
 
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cluster.clientProps(), new StringDeserializer(), new StringDeserializer())) {
@@ -151,16 +151,6 @@ class BrokerHandoffIT {
             }
             expected.add("new-after-thaw");
             assertThat(values).containsExactlyElementsOf(expected);
-        }
-    }
-
-    /** The last {@code lines} lines of a log, for a failure message: the test's directory is gone after it. */
-    private static String tail(java.nio.file.Path log, int lines) {
-        try {
-            List<String> all = Files.readAllLines(log);
-            return String.join(System.lineSeparator(), all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (java.io.IOException | java.io.UncheckedIOException e) {
-            return "(unreadable: " + e + ")";
         }
     }
 

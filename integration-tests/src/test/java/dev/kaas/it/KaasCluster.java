@@ -417,10 +417,13 @@ public final class KaasCluster implements AutoCloseable {
                 + "\n--- threads:\n" + threadDump(p.pid()));
     }
 
-    /** The last lines of a process's log, for a failure's message (its directory is deleted with the test's). */
+    /**
+     * The last lines of a process's log, for a failure's message (its directory is deleted with the
+     * test's); the health checks' per-probe lines (SRHCK01001) left out.
+     */
     static String tail(Path log, int lines) {
         try {
-            List<String> all = Files.readAllLines(log);
+            List<String> all = Files.readAllLines(log).stream().filter(l -> !l.contains("SRHCK01001")).toList();
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
         } catch (IOException | RuntimeException e) {
             return "(no log: " + e + ")";

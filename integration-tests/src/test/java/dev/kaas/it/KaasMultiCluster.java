@@ -288,7 +288,7 @@ public final class KaasMultiCluster implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             if (!m.process.isAlive()) {
                 throw new IllegalStateException(m.name + " exited during start-up with " + m.process.exitValue()
-                        + "; the end of its log (" + logDir + "):\n" + KubernetesIT.tail(logDir.resolve(m.name + "-" + m.starts + ".log"), 30));
+                        + "; the end of its log (" + logDir + "):\n" + KaasCluster.tail(logDir.resolve(m.name + "-" + m.starts + ".log"), 30));
             }
             if (healthOk(m.http, which)) {
                 return;

@@ -139,25 +139,11 @@ class KubernetesIT {
     }
 
     /** The last lines of a process log, for a failure message: the test's directory is gone after it. */
-    static String tail(Path log, int lines) {
-        try {
-            List<String> all = Files.readAllLines(log).stream().filter(l -> !l.contains("SRHCK01001")).toList();
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (Exception e) {
-            return "(no log: " + e + ")";
-        }
-    }
-
+    /** The controller loop's stack, where a stuck pass shows. */
     private static String threads(long pid) {
-        try {
-            Process p = new ProcessBuilder("jcmd", Long.toString(pid), "Thread.print").redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes());
-            p.waitFor(20, TimeUnit.SECONDS);
-            int i = out.indexOf("\"kaas-controller-loop\"");
-            return i < 0 ? out.substring(0, Math.min(out.length(), 3000)) : out.substring(i, Math.min(out.length(), i + 4000));
-        } catch (Exception e) {
-            return "(no thread dump: " + e + ")";
-        }
+        String out = KaasCluster.threadDump(pid);
+        int i = out.indexOf("\"kaas-controller-loop\"");
+        return i < 0 ? out.substring(0, Math.min(out.length(), 3000)) : out.substring(i, Math.min(out.length(), i + 4000));
     }
 
     private static List<Path> topicDirs(Path data, String topic) throws Exception {
@@ -180,11 +166,11 @@ class KubernetesIT {
             } catch (Throwable t) {
                 StringBuilder logs = new StringBuilder(String.valueOf(t.getMessage()));
                 for (int j = 1; j <= controllers; j++) {
-                    logs.append("\n--- controller ").append(j).append(":\n").append(tail(cluster.controllerLog(j), 40));
+                    logs.append("\n--- controller ").append(j).append(":\n").append(KaasCluster.tail(cluster.controllerLog(j), 40));
                 }
                 logs.append("\n--- controller 1 threads:\n").append(threads(cluster.controllerPid(1)));
                 for (int i = 1; i <= brokers; i++) {
-                    logs.append("\n--- broker ").append(i).append(":\n").append(tail(cluster.brokerLog(i), 25));
+                    logs.append("\n--- broker ").append(i).append(":\n").append(KaasCluster.tail(cluster.brokerLog(i), 25));
                 }
                 throw new AssertionError(logs.toString(), t);
             }

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.fail;
 import java.io.File;
 import java.io.IOException;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -438,18 +437,9 @@ class StreamsEosIT {
         }
         for (Path log : childLogs) {
             System.out.println("----- tail of " + log);
-            System.out.println(tail(log, 80));
+            System.out.println(KaasCluster.tail(log, 80));
         }
         System.out.println("----- tail of " + cluster.brokerLog());
-        System.out.println(tail(cluster.brokerLog(), 60));
-    }
-
-    static String tail(Path file, int lines) {
-        try {
-            List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-        } catch (IOException e) {
-            return "(unreadable: " + e + ")";
-        }
+        System.out.println(KaasCluster.tail(cluster.brokerLog(), 60));
     }
 }

@@ -105,7 +105,6 @@ public final class BrokerMetrics implements AutoCloseable {
     private final SdkMeterProvider provider;
     private final PrometheusMetricReader prometheus;
     private final DoubleHistogram totalTime;
-    private final boolean partitionMetrics;
     private final Source source;
 
     /**
@@ -117,7 +116,6 @@ public final class BrokerMetrics implements AutoCloseable {
         if (maxSeries < 1) {
             throw new IllegalArgumentException("kaas.metrics.max-series must be at least 1, not " + maxSeries);
         }
-        this.partitionMetrics = partitionMetrics;
         this.source = source;
         // Its flag (no scope labels) is ignored by this version: every series carries otel_scope_name.
         this.prometheus = new PrometheusMetricReader(false, null);
@@ -266,10 +264,6 @@ public final class BrokerMetrics implements AutoCloseable {
         count.increment();
         // The root context: no trace or exemplar lookup on the hot path.
         totalTime.record(ms, requestAttributes[name], Context.root());
-    }
-
-    public boolean partitionMetrics() {
-        return partitionMetrics;
     }
 
     /** The Prometheus text format (0.0.4) of everything, as a scrape reads it. */
