@@ -141,6 +141,11 @@ public final class KaasCluster implements AutoCloseable {
         return brokerHttp;
     }
 
+    /** The controller's HTTP port: health and its Prometheus scrape endpoint (consumer lag). */
+    public int controllerHttpPort() {
+        return controllerHttp;
+    }
+
     public int kafkaPort() {
         return kafkaPort;
     }

@@ -19,13 +19,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,7 +45,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class MetricsIT {
     @RegisterExtension
-    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true"));
+    static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
+            "kaas.metrics.stats-interval", "300ms"));
 
     static final String TOPIC = "metered";
     static final int RECORDS = 50;
@@ -60,8 +67,12 @@ class MetricsIT {
     static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     static List<Sample> scrape() throws Exception {
+        return scrape(cluster.brokerHttpPort());
+    }
+
+    static List<Sample> scrape(int httpPort) throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cluster.brokerHttpPort() + "/q/metrics"))
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/q/metrics"))
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
@@ -161,6 +172,85 @@ class MetricsIT {
             assertThat(delta(before, s, "kafka_network_requestmetrics_totaltimems_count", "request", "Fetch")).isEqualTo(FETCHES);
             assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
                     .as("this raw client at least").isGreaterThanOrEqualTo(1);
+        }
+    }
+
+    /**
+     * A group's lag, as the controller serves it from the brokers' reports, is the partitions' end
+     * offsets minus the group's committed offsets, as the Admin API reads both; the coordinator
+     * counts the rebalance and the commits.
+     */
+    @Test
+    void consumerLagIsTheEndOffsetMinusTheCommittedOffset() throws Exception {
+        String topic = "lagged";
+        String group = "lagging";
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic(topic, 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        Properties p = cluster.clientProps();
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < 10; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, null, new byte[10])).get(30, TimeUnit.SECONDS);
+            }
+            for (int i = 0; i < 4; i++) {
+                producer.send(new ProducerRecord<>(topic, 1, null, new byte[10])).get(30, TimeUnit.SECONDS);
+            }
+        }
+        List<Sample> before = scrape();
+        Properties c = cluster.clientProps();
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        TopicPartition p1 = new TopicPartition(topic, 1);
+        try (var consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (consumer.assignment().size() < 2) {
+                assertThat(System.nanoTime()).as("the group's first rebalance").isLessThan(deadline);
+                consumer.poll(Duration.ofMillis(200));
+            }
+            consumer.commitSync(Map.of(p0, new OffsetAndMetadata(3), p1, new OffsetAndMetadata(4)), Duration.ofSeconds(30));
+
+            Map<TopicPartition, Long> expected = new HashMap<>();
+            try (Admin admin = Admin.create(cluster.clientProps())) {
+                var committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+                var ends = admin.listOffsets(Map.of(p0, OffsetSpec.latest(), p1, OffsetSpec.latest())).all().get(30, TimeUnit.SECONDS);
+                for (TopicPartition tp : List.of(p0, p1)) {
+                    expected.put(tp, ends.get(tp).offset() - committed.get(tp).offset());
+                }
+            }
+            assertThat(expected).containsEntry(p0, 7L).containsEntry(p1, 0L);
+
+            // The coordinator's own metrics, on the broker: one completed rebalance, two offsets committed
+            List<Sample> s = scrape();
+            assertThat(delta(before, s, "kafka_server_group_coordinator_metrics_group_completed_rebalance_count")).isEqualTo(1);
+            assertThat(delta(before, s, "kafka_server_group_coordinator_metrics_offset_commit_count")).isEqualTo(2);
+            assertThat(value(s, "kafka_coordinator_group_groupmetadatamanager_numgroupsstable")).isGreaterThanOrEqualTo(1);
+            assertThat(value(s, "kafka_coordinator_group_groupmetadatamanager_numoffsets")).isGreaterThanOrEqualTo(2);
+
+            // The controller's, once a report has carried the commit up (bounded: the test reports every 300 ms)
+            List<Sample> ctl = List.of();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < until) {
+                ctl = scrape(cluster.controllerHttpPort());
+                if (value(ctl, "kafka_consumergroup_lag", "consumergroup", group, "topic", topic, "partition", "0") == expected.get(p0)) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            for (TopicPartition tp : List.of(p0, p1)) {
+                String[] labels = {"consumergroup", group, "topic", topic, "partition", Integer.toString(tp.partition())};
+                assertThat(value(ctl, "kafka_consumergroup_lag", labels)).as("lag of " + tp).isEqualTo(expected.get(tp).doubleValue());
+            }
+            assertThat(value(ctl, "kafka_consumergroup_current_offset", "consumergroup", group, "topic", topic, "partition", "0")).isEqualTo(3);
+            assertThat(value(ctl, "kafka_consumergroup_lag_sum", "consumergroup", group)).isEqualTo(7);
+            assertThat(value(ctl, "kafka_consumergroup_members", "consumergroup", group)).isEqualTo(1);
+            assertThat(value(ctl, "kafka_topic_partition_current_offset", "topic", topic, "partition", "0")).isEqualTo(10);
+            assertThat(value(ctl, "kaas_controller_leader")).isEqualTo(1);
+            assertThat(value(ctl, "kafka_brokers")).isEqualTo(1);
+            assertThat(value(ctl, "kaas_controller_assignment_version")).isGreaterThan(0);
         }
     }
 }

@@ -11,6 +11,7 @@ import dev.kaas.proto.BrokerReport;
 import dev.kaas.proto.ControllerCommand;
 import dev.kaas.proto.Endpoint;
 import dev.kaas.proto.Register;
+import dev.kaas.proto.Stats;
 import dev.kaas.proto.Status;
 import io.grpc.stub.StreamObserver;
 import io.quarkus.runtime.ShutdownEvent;
@@ -240,6 +241,28 @@ public class ControllerSession {
      */
     static final int SILENT_REPORTS = 6;
     static final long SILENT_NANOS = TimeUnit.SECONDS.toNanos(6);
+
+    /**
+     * Sends what this broker leads and coordinates (see {@code Stats} in cluster.proto) on the
+     * current stream, from the session thread; dropped when no controller has accepted the stream
+     * (the next interval's stats go to the next one). Any thread.
+     */
+    public void sendStats(Stats stats) {
+        try {
+            thread.execute(() -> {
+                if (out == null || !accepted || stopping) {
+                    return;
+                }
+                try {
+                    out.onNext(BrokerReport.newBuilder().setStats(stats).build());
+                } catch (RuntimeException e) {
+                    ended(generation, e.getMessage(), !accepted);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Shutting down: the stream is ending.
+        }
+    }
 
     private void report() {
         if (out == null) {

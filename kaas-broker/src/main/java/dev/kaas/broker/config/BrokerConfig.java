@@ -48,6 +48,14 @@ public interface BrokerConfig {
          */
         @WithDefault("10000")
         int maxSeries();
+
+        /**
+         * How often the broker sends the controller what it leads and coordinates (log offsets and
+         * sizes, groups and their committed offsets), from which the controller's consumer-lag
+         * series are computed: lag is at most this old.
+         */
+        @WithDefault("10s")
+        java.time.Duration statsInterval();
     }
 
     /** The transaction coordinator's settings, Apache's keys and defaults. */

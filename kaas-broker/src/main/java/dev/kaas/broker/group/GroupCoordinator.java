@@ -37,6 +37,7 @@ public class GroupCoordinator {
         return t;
     });
     private final CoordinatorSlots<GroupShard> slots;
+    private final GroupCounters counters = new GroupCounters();
     /** Topic ids of the previous assignment, to see which topics a new one deleted. Touched only by the applier thread. */
     private Map<String, String> knownTopics = Map.of();
 
@@ -52,7 +53,8 @@ public class GroupCoordinator {
             public GroupShard open(int slot, int epoch, Scheduler scheduler, java.util.concurrent.Executor executor) throws Exception {
                 GroupFiles files = new GroupFiles(partitions.dataDir(), slot, epoch, view.brokerId());
                 files.acquire();
-                GroupShard shard = new GroupShard(slot, config, System::currentTimeMillis, scheduler, files, GroupCoordinator.this::partitionExists);
+                GroupShard shard = new GroupShard(slot, config, System::currentTimeMillis, scheduler, files, GroupCoordinator.this::partitionExists,
+                        counters);
                 shard.load();
                 return shard;
             }
@@ -117,6 +119,11 @@ public class GroupCoordinator {
     /** Runs {@code call} on every owned shard (ListGroups); a slot that moves away meanwhile contributes nothing. */
     public <T> CompletableFuture<List<T>> callAll(ShardCall<T> call) {
         return slots.callAll(call);
+    }
+
+    /** What the coordinator counted since this broker started, over every slot it held. */
+    public GroupCounters counters() {
+        return counters;
     }
 
     public boolean owns(String groupId) {

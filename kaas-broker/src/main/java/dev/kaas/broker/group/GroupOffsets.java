@@ -58,6 +58,7 @@ final class GroupOffsets {
     private final GroupStore store;
     private final Predicate<TopicPartition> partitionExists;
     private final Membership membership;
+    private final GroupCounters counters;
     /** Highest producer epoch this slot saw per producer id (commits and markers): older TxnOffsetCommits are a zombie's. */
     private final Map<Long, Short> producerEpochs = new java.util.HashMap<>();
     /** Highest coordinator epoch of a marker this slot applied per producer id: an older one is a deposed coordinator's. */
@@ -66,7 +67,7 @@ final class GroupOffsets {
     private final VerificationGuards guards = new VerificationGuards();
 
     GroupOffsets(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
-                 Predicate<TopicPartition> partitionExists, Membership membership) {
+                 Predicate<TopicPartition> partitionExists, Membership membership, GroupCounters counters) {
         this.slot = slot;
         this.config = config;
         this.clock = clock;
@@ -74,6 +75,7 @@ final class GroupOffsets {
         this.store = store;
         this.partitionExists = partitionExists;
         this.membership = membership;
+        this.counters = counters;
     }
 
     /** Loads committed offsets from the store: groups with offsets come back Empty. Starts the expiry timer. */
@@ -135,6 +137,7 @@ final class GroupOffsets {
                 return result;
             }
             group.putOffsets(accepted);
+            counters.offsetCommits.add(accepted.size());
             if (created) {
                 membership.add(group);
             }
@@ -344,6 +347,7 @@ final class GroupOffsets {
             return result;
         }
         group.putPendingTxnOffsets(producerId, next);
+        counters.offsetCommits.add(accepted.size());
         producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
         if (created) {
             membership.add(group);

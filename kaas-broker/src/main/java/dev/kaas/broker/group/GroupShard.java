@@ -42,6 +42,7 @@ public final class GroupShard {
     private final LongSupplier clock;
     private final Scheduler scheduler;
     private final GroupOffsets offsets;
+    private final GroupCounters counters;
     private final Map<String, ClassicGroup> groups = new HashMap<>();
     /** Groups whose first rebalance waits out group.initial.rebalance.delay.ms instead of completing early. */
     private final Set<String> initialJoinPending = new java.util.HashSet<>();
@@ -49,11 +50,17 @@ public final class GroupShard {
 
     public GroupShard(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
                       Predicate<TopicPartition> partitionExists) {
+        this(slot, config, clock, scheduler, store, partitionExists, new GroupCounters());
+    }
+
+    public GroupShard(int slot, GroupConfig config, LongSupplier clock, Scheduler scheduler, GroupStore store,
+                      Predicate<TopicPartition> partitionExists, GroupCounters counters) {
         this.slot = slot;
         this.config = config;
         this.clock = clock;
         this.scheduler = scheduler;
-        this.offsets = new GroupOffsets(slot, config, clock, scheduler, store, partitionExists, new MembershipView());
+        this.counters = counters;
+        this.offsets = new GroupOffsets(slot, config, clock, scheduler, store, partitionExists, new MembershipView(), counters);
     }
 
     /** Loads committed offsets from the store: groups with offsets come back Empty. */
@@ -396,6 +403,7 @@ public final class GroupShard {
                     req.assignments().forEach(a -> assignment.put(a.memberId(), a.assignment()));
                     group.assign(assignment);
                     group.transitionTo(GroupState.STABLE, clock.getAsLong());
+                    counters.completedRebalances.increment();
                     for (Member m : List.copyOf(group.members())) {
                         if (m.isAwaitingSync()) {
                             group.completeSync(m, syncResult(group, m));
@@ -736,6 +744,21 @@ public final class GroupShard {
             if (states.isEmpty() || states.contains(g.state())) {
                 out.add(new GroupDescription(g.groupId(), g.state(), g.protocolType() == null ? "" : g.protocolType(), g.protocolName(), List.of()));
             }
+        }
+        return out;
+    }
+
+    /** One group as an operator sees it: its state, member count and committed offsets (not the pending transactional ones). */
+    public record GroupSummary(String groupId, GroupState state, String protocolType, int members, Map<TopicPartition, Long> offsets) {
+    }
+
+    /** Every group of this slot, for the metrics and the controller's view of lag. */
+    public List<GroupSummary> summaries() {
+        List<GroupSummary> out = new ArrayList<>(groups.size());
+        for (ClassicGroup g : groups.values()) {
+            Map<TopicPartition, Long> committed = new HashMap<>(g.offsets().size() * 2);
+            g.offsets().forEach((tp, o) -> committed.put(tp, o.offset()));
+            out.add(new GroupSummary(g.groupId(), g.state(), g.protocolType() == null ? "" : g.protocolType(), g.members().size(), committed));
         }
         return out;
     }

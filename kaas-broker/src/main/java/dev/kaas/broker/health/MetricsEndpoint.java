@@ -5,6 +5,8 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.group.GroupCoordinator;
+import dev.kaas.broker.group.GroupShard;
 import dev.kaas.broker.metrics.BrokerMetrics;
 import dev.kaas.broker.protocol.KafkaListeners;
 import dev.kaas.broker.protocol.RequestObserver;
@@ -20,6 +22,7 @@ import jakarta.inject.Singleton;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +42,8 @@ public class MetricsEndpoint {
     /** {@code kaas.metrics.*} ({@link BrokerConfig.Metrics}) bounds what is kept. */
     @Produces
     @Singleton
-    BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, BrokerConfig config) {
+    BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, Instance<GroupCoordinator> coordinator,
+                          BrokerConfig config) {
         return new BrokerMetrics(new BrokerMetrics.Source() {
             @Override
             public boolean topicExists(String topic) {
@@ -61,6 +65,26 @@ public class MetricsEndpoint {
             public Map<String, Integer> connections() {
                 // Looked up when scraped: the listeners need the metrics to be made first.
                 return listeners.isResolvable() ? listeners.get().openConnections() : Map.of();
+            }
+
+            @Override
+            public BrokerMetrics.GroupsStat groups() {
+                if (!coordinator.isResolvable()) {
+                    return BrokerMetrics.GroupsStat.NONE;
+                }
+                GroupCoordinator c = coordinator.get();
+                Map<String, Integer> byState = new HashMap<>();
+                long offsets = 0;
+                try {
+                    for (GroupShard.GroupSummary g : StatsReporter.summaries(c)) {
+                        byState.merge(g.state().wireName(), 1, Integer::sum);
+                        offsets += g.offsets().size();
+                    }
+                } catch (Exception e) {
+                    // Slots still loading: their groups are missing from this scrape, the counts are not.
+                    LOG.debugf("group gauges incomplete: %s", e.toString());
+                }
+                return new BrokerMetrics.GroupsStat(byState, offsets, c.counters().completedRebalances(), c.counters().offsetCommits());
             }
 
         }, config.metrics().partitionMetrics(), config.metrics().maxSeries());

@@ -65,13 +65,25 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
+     * The group coordinator of this broker: its groups by Apache's state name (Empty, Stable, …),
+     * the offsets they hold, and what it counted since the broker started.
+     */
+    public record GroupsStat(Map<String, Integer> byState, long offsets, long completedRebalances, long offsetCommits) {
+        public static final GroupsStat NONE = new GroupsStat(Map.of(), 0, 0, 0);
+    }
+
+    /**
      * What the gauges read on a scrape (the partitions this broker leads, its open connections by
-     * listener), and whether a topic exists, asked before a topic's meters are made.
+     * listener, the groups it coordinates), and whether a topic exists, asked before a topic's meters are made.
      */
     public interface Source {
         Collection<PartitionStat> partitions();
 
         Map<String, Integer> connections();
+
+        default GroupsStat groups() {
+            return GroupsStat.NONE;
+        }
 
         default boolean topicExists(String topic) {
             return true;
@@ -176,6 +188,46 @@ public final class BrokerMetrics implements AutoCloseable {
                 }
             }
         }, partitionCount, leaderCount, size, logStart, logEnd);
+        groupMetrics(meter);
+    }
+
+    /** Apache's {@code GroupMetadataManager} gauges: the name of each, and the state it counts (null: every group). */
+    private static final String[][] GROUP_GAUGES = {{"numgroups", null}, {"numgroupspreparingrebalance", "PreparingRebalance"},
+            {"numgroupscompletingrebalance", "CompletingRebalance"}, {"numgroupsstable", "Stable"}, {"numgroupsdead", "Dead"},
+            {"numgroupsempty", "Empty"}};
+
+    private void groupMetrics(Meter meter) {
+        ObservableLongMeasurement[] byState = new ObservableLongMeasurement[GROUP_GAUGES.length];
+        for (int i = 0; i < GROUP_GAUGES.length; i++) {
+            byState[i] = meter.gaugeBuilder("kafka.coordinator.group.groupmetadatamanager." + GROUP_GAUGES[i][0]).ofLongs().buildObserver();
+        }
+        ObservableLongMeasurement offsets = meter.gaugeBuilder("kafka.coordinator.group.groupmetadatamanager.numoffsets").ofLongs()
+                .setDescription("Committed offsets the groups this broker coordinates hold.").buildObserver();
+        // Apache's cumulative counts, gauges as the JMX exporter reads them (a counter would get a second _total).
+        ObservableLongMeasurement rebalances = meter.gaugeBuilder("kafka.server.group.coordinator.metrics.group.completed.rebalance.count")
+                .ofLongs().setDescription("Rebalances completed (a leader's SyncGroup made its group Stable) since the broker started.")
+                .buildObserver();
+        ObservableLongMeasurement commits = meter.gaugeBuilder("kafka.server.group.coordinator.metrics.offset.commit.count").ofLongs()
+                .setDescription("Offsets committed (OffsetCommit and TxnOffsetCommit) since the broker started.").buildObserver();
+        ObservableLongMeasurement[] rest = new ObservableLongMeasurement[byState.length + 2];
+        System.arraycopy(byState, 1, rest, 0, byState.length - 1);
+        rest[byState.length - 1] = offsets;
+        rest[byState.length] = rebalances;
+        rest[byState.length + 1] = commits;
+        meter.batchCallback(() -> {
+            GroupsStat g = source.groups();
+            long total = 0;
+            for (int n : g.byState().values()) {
+                total += n;
+            }
+            byState[0].record(total);
+            for (int i = 1; i < GROUP_GAUGES.length; i++) {
+                byState[i].record(g.byState().getOrDefault(GROUP_GAUGES[i][1], 0));
+            }
+            offsets.record(g.offsets());
+            rebalances.record(g.completedRebalances());
+            commits.record(g.offsetCommits());
+        }, byState[0], rest);
     }
 
     private static void record(ObservableLongMeasurement[] counters, TopicMeters m, Attributes a) {

@@ -47,6 +47,7 @@ class GroupOffsetsTest {
         }
     };
 
+    final GroupCounters counters = new GroupCounters();
     final GroupOffsets offsets = new GroupOffsets(0, GroupConfig.defaults(), scheduler.clock::get, scheduler, store,
             p -> p.topic().equals("t"), new GroupOffsets.Membership() {
                 public boolean closed() {
@@ -79,7 +80,7 @@ class GroupOffsetsTest {
 
                 public void maybeDropEmpty(ClassicGroup group) {
                 }
-            });
+            }, counters);
 
     List<GroupShard.OffsetToCommit> commitOf(long offset) {
         return List.of(new GroupShard.OffsetToCommit(tp, offset, -1, ""));
@@ -94,9 +95,10 @@ class GroupOffsetsTest {
         failWrites = true;
         assertThatThrownBy(() -> offsets.commit("g", "", null, -1, commitOf(2), -1)).isInstanceOf(IOException.class);
 
-        // Then the group still serves what is on the store
+        // Then the group still serves what is on the store, and only the stored commit is counted
         assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(1);
         assertThat(saved.get("g").offsets().get(tp).offset()).isEqualTo(1);
+        assertThat(counters.offsetCommits()).isEqualTo(1);
     }
 
     @Test

@@ -58,9 +58,11 @@ class GroupShardTest {
         shard.load();
     }
 
+    final GroupCounters counters = new GroupCounters();
+
     GroupShard newShard() {
         return new GroupShard(0, GroupConfig.defaults(), scheduler.clock::get, scheduler, store,
-                tp -> tp.topic().startsWith("t") && tp.partition() < 6);
+                tp -> tp.topic().startsWith("t") && tp.partition() < 6, counters);
     }
 
     static byte[] subscription(String... topics) {
@@ -117,6 +119,27 @@ class GroupShardTest {
         assertThat(followerSync.get().assignment()).containsExactly(2);
         assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
         return List.of(leader, follower);
+    }
+
+    @Test
+    void aRebalanceIsCountedWhenTheLeadersSyncMakesTheGroupStableAndSummariesShowStateMembersAndOffsets() throws Exception {
+        // Given a group of two through its first rebalance: one completed rebalance, not one per sync
+        List<JoinGroupResponseData> members = stableGroupOfTwo();
+        assertThat(counters.completedRebalances()).isEqualTo(1);
+
+        // When the leader commits an offset
+        JoinGroupResponseData leader = members.get(0);
+        TopicPartition tp = new TopicPartition("t1", 2);
+        shard.commit(G, leader.memberId(), null, leader.generationId(), List.of(new GroupShard.OffsetToCommit(tp, 42, -1, "")), -1);
+
+        // Then the summary shows it, with the group's state and size
+        assertThat(shard.summaries()).containsExactly(new GroupShard.GroupSummary(G, GroupState.STABLE, "consumer", 2, Map.of(tp, 42L)));
+        assertThat(counters.offsetCommits()).isEqualTo(1);
+
+        // And a rebalance that has not completed is not counted
+        joinNew();
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        assertThat(counters.completedRebalances()).isEqualTo(1);
     }
 
     @Test

@@ -30,6 +30,11 @@ class BrokerMetricsTest {
         public Map<String, Integer> connections() {
             return Map.of("PLAINTEXT", 3);
         }
+
+        @Override
+        public BrokerMetrics.GroupsStat groups() {
+            return new BrokerMetrics.GroupsStat(Map.of("Stable", 2, "Empty", 1), 9, 4, 11);
+        }
     }
 
     static String scrape(BrokerMetrics m) throws Exception {
@@ -72,7 +77,14 @@ class BrokerMetricsTest {
                     .contains("kafka_log_log_logendoffset{partition=\"0\",topic=\"a\"} 17.0")
                     .contains("kafka_server_replicamanager_partitioncount 1.0")
                     .contains("kafka_server_socket_server_metrics_connection_count{listener=\"PLAINTEXT\",networkProcessor=\"0\"} 3.0")
-                    .contains("service_name=\"kaas-broker\"");
+                    .contains("service_name=\"kaas-broker\"")
+                    .contains("kafka_coordinator_group_groupmetadatamanager_numgroups 3.0")
+                    .contains("kafka_coordinator_group_groupmetadatamanager_numgroupsstable 2.0")
+                    .contains("kafka_coordinator_group_groupmetadatamanager_numgroupsempty 1.0")
+                    .contains("kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance 0.0")
+                    .contains("kafka_coordinator_group_groupmetadatamanager_numoffsets 9.0")
+                    .contains("kafka_server_group_coordinator_metrics_group_completed_rebalance_count 4.0")
+                    .contains("kafka_server_group_coordinator_metrics_offset_commit_count 11.0");
         }
     }
 

@@ -31,6 +31,9 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
     @Inject
     ControllerRuntime runtime;
 
+    @Inject
+    ClusterStats stats;
+
     @Override
     public StreamObserver<BrokerReport> session(StreamObserver<ControllerCommand> out) {
         return new StreamObserver<>() {
@@ -71,6 +74,12 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                             core.brokerStatus(id, session, applied);
                         });
                     }
+                    case STATS -> {
+                        // A broker sends stats only on a stream this controller accepted; kept beside the loop, which never reads them.
+                        if (brokerId >= 0 && runtime.isLeader()) {
+                            stats.report(brokerId, session, report.getStats());
+                        }
+                    }
                     default -> LOG.warnf("ignoring an empty broker report broker=%d", brokerId);
                 }
             }
@@ -88,6 +97,7 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
 
             private void ended(boolean clean) {
                 int id = brokerId;
+                stats.gone(id, session);
                 runtime.execute(core -> {
                     session.closed = true;
                     core.brokerGone(id, session, clean);

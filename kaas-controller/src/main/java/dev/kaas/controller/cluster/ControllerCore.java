@@ -162,6 +162,8 @@ public final class ControllerCore {
     private final Set<String> removedTopicIds = new HashSet<>();
 
     private long epoch = -1;
+    /** Broker streams this controller accepted since it started: reconnects show as growth. */
+    private long registrations;
     private long writableUntilMs;
     private long graceUntilMs;
     private String clusterId;
@@ -197,6 +199,15 @@ public final class ControllerCore {
 
     public Assignment current() {
         return current;
+    }
+
+    /** Brokers with a live stream to this controller. */
+    public int liveBrokers() {
+        return live.size();
+    }
+
+    public long registrations() {
+        return registrations;
     }
 
     /** The cluster id this controller leads, null before it first led. */
@@ -322,6 +333,7 @@ public final class ControllerCore {
         live.put(info.id(), new Live(info, incarnation, session, now, before != null && before.incarnation().equals(incarnation)
                 ? before.appliedVersion() : -1));
         refreshDoorbells();
+        registrations++;
         LOG.infof("broker registered broker=%d incarnation=%s endpoints=%s", info.id(), incarnation, info.endpoints());
         session.sendAssignment(current.version(), current.controllerEpoch(), Json.string(current));
         publishIfChanged();

@@ -98,6 +98,14 @@ public interface ControllerConfig {
         /** Apache {@code controller.quota.window.size.seconds}: the length of each sample. */
         @WithDefault("1")
         int quotaWindowSizeSeconds();
+
+        /**
+         * The most series one metric of {@code /q/metrics} holds (consumer lag is one series per
+         * group and partition); past it, the rest are folded into one series labelled
+         * {@code otel_metric_overflow="true"}.
+         */
+        @WithDefault("10000")
+        int metricsMaxSeries();
     }
 
     interface Kubernetes {

@@ -1,0 +1,141 @@
+package dev.kaas.broker.health;
+
+import dev.kaas.broker.cluster.ControllerSession;
+import dev.kaas.broker.config.BrokerConfig;
+import dev.kaas.broker.data.Partitions;
+import dev.kaas.broker.data.Replica;
+import dev.kaas.broker.group.GroupCoordinator;
+import dev.kaas.broker.group.GroupShard;
+import dev.kaas.proto.CommittedOffsetStat;
+import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.PartitionStat;
+import dev.kaas.proto.Stats;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
+import org.jboss.logging.Logger;
+
+/**
+ * Every {@code kaas.metrics.stats-interval}, sends the controller what this broker leads (log start
+ * offset, high watermark, size) and coordinates (groups, their state and committed offsets), so
+ * that the controller, which sees every broker's, can serve consumer lag across brokers: a group's
+ * coordinator and its partitions' leaders are usually different brokers. Off the event loops, on a
+ * thread of its own.
+ */
+@ApplicationScoped
+public class StatsReporter {
+    private static final Logger LOG = Logger.getLogger(StatsReporter.class);
+    /** A coordinator slot busy loading its files is left out of one report rather than delaying all of it. */
+    static final long GROUPS_WAIT_MS = 5_000;
+
+    @Inject
+    Partitions partitions;
+
+    @Inject
+    GroupCoordinator groups;
+
+    @Inject
+    ControllerSession session;
+
+    @Inject
+    BrokerConfig config;
+
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kaas-stats-reporter");
+        t.setDaemon(true);
+        return t;
+    });
+
+    void onStart(@Observes StartupEvent ev) {
+        long every = config.metrics().statsInterval().toMillis();
+        thread.scheduleWithFixedDelay(this::report, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    void onStop(@Observes ShutdownEvent ev) {
+        thread.shutdownNow();
+    }
+
+    private void report() {
+        // A task that throws is never run again: nothing may escape.
+        try {
+            session.sendStats(stats(partitionStats(partitions), summaries(groups), config.metrics().maxSeries()));
+        } catch (Exception e) {
+            LOG.debugf(e, "stats not reported");
+        }
+    }
+
+    /** The partitions this broker leads, each read as it is now. */
+    static List<PartitionStat> partitionStats(Partitions partitions) {
+        List<PartitionStat> out = new ArrayList<>();
+        for (Map.Entry<TopicPartition, Replica> e : partitions.view().entrySet()) {
+            var log = e.getValue().log();
+            out.add(PartitionStat.newBuilder().setTopic(e.getKey().topic()).setPartition(e.getKey().partition())
+                    .setLeaderEpoch(log.leaderEpoch()).setLogStartOffset(log.logStartOffset()).setHighWatermark(log.highWatermark())
+                    .setSizeBytes(log.sizeInBytes()).build());
+        }
+        return out;
+    }
+
+    /** Every group this broker coordinates, each slot read on its own executor; a slot that does not answer in time is left out. */
+    static List<GroupShard.GroupSummary> summaries(GroupCoordinator groups) throws Exception {
+        List<GroupShard.GroupSummary> out = new ArrayList<>();
+        for (List<GroupShard.GroupSummary> slot : groups.callAll(GroupShard::summaries).get(GROUPS_WAIT_MS, TimeUnit.MILLISECONDS)) {
+            out.addAll(slot);
+        }
+        return out;
+    }
+
+    /** Under gRPC's 4 MiB per message, whatever the names' lengths. */
+    static final int MAX_BYTES = 3 << 20;
+
+    /**
+     * One report, bounded: at most {@code max} partitions, {@code max} groups and {@code max}
+     * committed offsets (the metric series they become are bounded by the same number on the
+     * controller), and at most {@link #MAX_BYTES}; what is left out is flagged {@code truncated}.
+     */
+    static Stats stats(Collection<PartitionStat> partitions, Collection<GroupShard.GroupSummary> groups, int max) {
+        Stats.Builder b = Stats.newBuilder();
+        long bytes = 0;
+        for (PartitionStat p : partitions) {
+            bytes += p.getSerializedSize() + 8;
+            if (b.getPartitionsCount() == max || bytes > MAX_BYTES) {
+                b.setTruncated(true);
+                break;
+            }
+            b.addPartitions(p);
+        }
+        int offsets = 0;
+        for (GroupShard.GroupSummary g : groups) {
+            GroupStat.Builder gb = GroupStat.newBuilder().setGroupId(g.groupId()).setState(g.state().wireName())
+                    .setProtocolType(g.protocolType()).setMembers(g.members());
+            bytes += gb.build().getSerializedSize() + 8;
+            if (b.getGroupsCount() == max || bytes > MAX_BYTES) {
+                b.setTruncated(true);
+                break;
+            }
+            for (Map.Entry<TopicPartition, Long> o : g.offsets().entrySet()) {
+                CommittedOffsetStat c = CommittedOffsetStat.newBuilder().setTopic(o.getKey().topic()).setPartition(o.getKey().partition())
+                        .setOffset(o.getValue()).build();
+                bytes += c.getSerializedSize() + 8;
+                if (offsets == max || bytes > MAX_BYTES) {
+                    b.setTruncated(true);
+                    break;
+                }
+                offsets++;
+                gb.addOffsets(c);
+            }
+            b.addGroups(gb);
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,101 @@
+package dev.kaas.controller.cluster;
+
+import dev.kaas.proto.CommittedOffsetStat;
+import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.PartitionStat;
+import dev.kaas.proto.Stats;
+import jakarta.inject.Singleton;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What each broker last reported it leads and coordinates ({@code Stats} in cluster.proto), kept
+ * while its stream lives: the one place that sees a group's committed offsets (on its coordinator)
+ * and its partitions' high watermarks (on their leaders, usually other brokers) together, which is
+ * what consumer lag needs. Reports replace a broker's previous one whole; a stream that ends takes
+ * its broker's report with it. Thread-safe: reports arrive on gRPC threads, reads come from scrapes.
+ */
+@Singleton
+public class ClusterStats {
+    private record Reported(Object session, Stats stats) {
+    }
+
+    private final ConcurrentHashMap<Integer, Reported> byBroker = new ConcurrentHashMap<>();
+
+    /** {@code session} identifies the stream, so that an old stream's end does not drop its successor's report. */
+    public void report(int brokerId, Object session, Stats stats) {
+        byBroker.put(brokerId, new Reported(session, stats));
+    }
+
+    public void gone(int brokerId, Object session) {
+        byBroker.computeIfPresent(brokerId, (id, r) -> r.session() == session ? null : r);
+    }
+
+    public record PartitionKey(String topic, int partition) {
+    }
+
+    /** A partition as its leader last reported it. */
+    public record PartitionView(PartitionKey key, int leader, int leaderEpoch, long logStartOffset, long highWatermark, long sizeBytes) {
+    }
+
+    /** A group's committed offset on one partition; {@code lag} is null while no leader of the partition has reported it (or nothing real is committed). */
+    public record OffsetView(PartitionKey key, long committed, Long lag) {
+    }
+
+    public record GroupView(String groupId, int coordinator, String state, String protocolType, int members, List<OffsetView> offsets) {
+    }
+
+    /**
+     * One consistent reading of every broker's last report. {@code truncated}: some broker left
+     * something out of its report (its kaas.metrics.max-series bound).
+     */
+    public record Snapshot(Map<PartitionKey, PartitionView> partitions, List<GroupView> groups, boolean truncated) {
+    }
+
+    /**
+     * Every partition and group reported. A partition two brokers report (one handing it to the
+     * other) is taken from the higher leader epoch, the current leader; a group two report (its
+     * slot moving) from the lower broker id. Lag is Apache's {@code kafka-consumer-groups.sh}
+     * figure: the high watermark minus the committed offset.
+     */
+    public Snapshot snapshot() {
+        Map<Integer, Stats> reports = new TreeMap<>();
+        byBroker.forEach((id, r) -> reports.put(id, r.stats()));
+        Map<PartitionKey, PartitionView> partitions = new HashMap<>();
+        boolean truncated = false;
+        for (Map.Entry<Integer, Stats> e : reports.entrySet()) {
+            truncated |= e.getValue().getTruncated();
+            for (PartitionStat p : e.getValue().getPartitionsList()) {
+                PartitionKey key = new PartitionKey(p.getTopic(), p.getPartition());
+                PartitionView seen = partitions.get(key);
+                if (seen == null || seen.leaderEpoch() < p.getLeaderEpoch()) {
+                    partitions.put(key, new PartitionView(key, e.getKey(), p.getLeaderEpoch(), p.getLogStartOffset(), p.getHighWatermark(),
+                            p.getSizeBytes()));
+                }
+            }
+        }
+        List<GroupView> groups = new ArrayList<>();
+        Set<String> seenGroups = new HashSet<>();
+        for (Map.Entry<Integer, Stats> e : reports.entrySet()) {
+            for (GroupStat g : e.getValue().getGroupsList()) {
+                if (!seenGroups.add(g.getGroupId())) {
+                    continue;
+                }
+                List<OffsetView> offsets = new ArrayList<>(g.getOffsetsCount());
+                for (CommittedOffsetStat o : g.getOffsetsList()) {
+                    PartitionKey key = new PartitionKey(o.getTopic(), o.getPartition());
+                    PartitionView p = partitions.get(key);
+                    offsets.add(new OffsetView(key, o.getOffset(), p == null || o.getOffset() < 0 ? null : p.highWatermark() - o.getOffset()));
+                }
+                groups.add(new GroupView(g.getGroupId(), e.getKey(), g.getState(), g.getProtocolType(), g.getMembers(), offsets));
+            }
+        }
+        return new Snapshot(partitions, groups, truncated);
+    }
+}

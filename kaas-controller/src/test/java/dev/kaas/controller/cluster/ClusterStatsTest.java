@@ -1,0 +1,71 @@
+package dev.kaas.controller.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.proto.CommittedOffsetStat;
+import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.PartitionStat;
+import dev.kaas.proto.Stats;
+import org.junit.jupiter.api.Test;
+
+class ClusterStatsTest {
+    static PartitionStat partition(String topic, int p, int epoch, long hw) {
+        return PartitionStat.newBuilder().setTopic(topic).setPartition(p).setLeaderEpoch(epoch).setHighWatermark(hw).setLogStartOffset(2).build();
+    }
+
+    static GroupStat group(String id, String topic, int p, long committed) {
+        return GroupStat.newBuilder().setGroupId(id).setState("Stable").setProtocolType("consumer").setMembers(1)
+                .addOffsets(CommittedOffsetStat.newBuilder().setTopic(topic).setPartition(p).setOffset(committed)).build();
+    }
+
+    final ClusterStats stats = new ClusterStats();
+    final Object session1 = new Object();
+    final Object session2 = new Object();
+
+    @Test
+    void lagIsTheLeadersHighWatermarkMinusTheCoordinatorsCommittedOffset() {
+        // Given broker 1 coordinating group g, broker 2 leading t-0
+        stats.report(1, session1, Stats.newBuilder().addGroups(group("g", "t", 0, 30)).addGroups(group("h", "u", 0, 4)).build());
+        stats.report(2, session2, Stats.newBuilder().addPartitions(partition("t", 0, 3, 100)).build());
+
+        // When
+        ClusterStats.Snapshot s = stats.snapshot();
+
+        // Then
+        ClusterStats.GroupView g = s.groups().stream().filter(x -> x.groupId().equals("g")).findFirst().orElseThrow();
+        assertThat(g.coordinator()).isEqualTo(1);
+        assertThat(g.offsets()).containsExactly(new ClusterStats.OffsetView(new ClusterStats.PartitionKey("t", 0), 30, 70L));
+        ClusterStats.GroupView h = s.groups().stream().filter(x -> x.groupId().equals("h")).findFirst().orElseThrow();
+        assertThat(h.offsets().get(0).lag()).as("no leader reported u-0").isNull();
+        assertThat(s.partitions().get(new ClusterStats.PartitionKey("t", 0)).leader()).isEqualTo(2);
+    }
+
+    @Test
+    void aPartitionReportedByTwoBrokersIsTheHigherLeaderEpochs() {
+        stats.report(1, session1, Stats.newBuilder().addPartitions(partition("t", 0, 7, 50)).addGroups(group("g", "t", 0, 10)).build());
+        stats.report(2, session2, Stats.newBuilder().addPartitions(partition("t", 0, 6, 40)).build());
+
+        ClusterStats.Snapshot s = stats.snapshot();
+
+        assertThat(s.partitions().get(new ClusterStats.PartitionKey("t", 0)).leader()).isEqualTo(1);
+        assertThat(s.groups().get(0).offsets().get(0).lag()).isEqualTo(40);
+    }
+
+    @Test
+    void aReportReplacesTheLastAndGoesWithItsStreamButNotWithAnOlderOne() {
+        stats.report(1, session1, Stats.newBuilder().addPartitions(partition("t", 0, 1, 5)).build());
+        stats.report(1, session1, Stats.newBuilder().addPartitions(partition("t", 1, 1, 5)).setTruncated(true).build());
+        assertThat(stats.snapshot().partitions()).containsOnlyKeys(new ClusterStats.PartitionKey("t", 1));
+        assertThat(stats.snapshot().truncated()).isTrue();
+
+        // A new stream of broker 1 reports; the old stream's end comes after: the report stays
+        Object next = new Object();
+        stats.report(1, next, Stats.newBuilder().addPartitions(partition("t", 2, 1, 5)).build());
+        stats.gone(1, session1);
+        assertThat(stats.snapshot().partitions()).containsOnlyKeys(new ClusterStats.PartitionKey("t", 2));
+
+        stats.gone(1, next);
+        assertThat(stats.snapshot().partitions()).isEmpty();
+        assertThat(stats.snapshot().groups()).isEmpty();
+    }
+}

@@ -1,0 +1,57 @@
+package dev.kaas.controller.health;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kaas.controller.cluster.ClusterStats;
+import dev.kaas.proto.CommittedOffsetStat;
+import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.PartitionStat;
+import dev.kaas.proto.Stats;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class ControllerMetricsTest {
+    static String scrape(ControllerMetrics m) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        m.writePrometheus(out);
+        return out.toString(StandardCharsets.UTF_8).replace("otel_scope_name=\"dev.kaas.controller\",", "")
+                .replace(",otel_scope_name=\"dev.kaas.controller\"", "").replace("{otel_scope_name=\"dev.kaas.controller\"}", "");
+    }
+
+    @Test
+    void lagOffsetsAndTheControllersStateUnderTheKafkaExportersNames() throws Exception {
+        ClusterStats stats = new ClusterStats();
+        stats.report(1, this, Stats.newBuilder()
+                .addPartitions(PartitionStat.newBuilder().setTopic("t").setPartition(0).setHighWatermark(100).setLogStartOffset(5))
+                .addPartitions(PartitionStat.newBuilder().setTopic("t").setPartition(1).setHighWatermark(20))
+                .addGroups(GroupStat.newBuilder().setGroupId("g").setState("Stable").setMembers(2)
+                        .addOffsets(CommittedOffsetStat.newBuilder().setTopic("t").setPartition(0).setOffset(60))
+                        .addOffsets(CommittedOffsetStat.newBuilder().setTopic("t").setPartition(1).setOffset(20)))
+                .build());
+        AtomicBoolean leader = new AtomicBoolean(true);
+        try (ControllerMetrics m = new ControllerMetrics(stats, leader::get, () -> new ControllerMetrics.Reading(7, 42, 3, 5), 100)) {
+            String text = scrape(m);
+
+            assertThat(text).contains("kafka_consumergroup_lag{consumergroup=\"g\",partition=\"0\",topic=\"t\"} 40.0")
+                    .contains("kafka_consumergroup_lag{consumergroup=\"g\",partition=\"1\",topic=\"t\"} 0.0")
+                    .contains("kafka_consumergroup_lag_sum{consumergroup=\"g\"} 40.0")
+                    .contains("kafka_consumergroup_current_offset{consumergroup=\"g\",partition=\"0\",topic=\"t\"} 60.0")
+                    .contains("kafka_consumergroup_members{consumergroup=\"g\"} 2.0")
+                    .contains("kafka_topic_partition_current_offset{partition=\"0\",topic=\"t\"} 100.0")
+                    .contains("kafka_topic_partition_oldest_offset{partition=\"0\",topic=\"t\"} 5.0")
+                    .contains("kaas_controller_leader 1.0")
+                    .contains("kaas_controller_epoch 7.0")
+                    .contains("kaas_controller_assignment_version 42.0")
+                    .contains("kafka_brokers 3.0")
+                    .contains("kaas_controller_broker_registrations 5.0")
+                    .contains("kaas_controller_stats_truncated 0.0")
+                    .contains("service_name=\"kaas-controller\"");
+
+            // A standby says only that it does not lead
+            leader.set(false);
+            assertThat(scrape(m)).contains("kaas_controller_leader 0.0").doesNotContain("kaas_controller_epoch");
+        }
+    }
+}
