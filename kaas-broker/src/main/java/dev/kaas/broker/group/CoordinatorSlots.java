@@ -237,6 +237,19 @@ public final class CoordinatorSlots<S> {
                 .thenApply(v -> all.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList());
     }
 
+    /**
+     * {@link #callAll}, each slot given at most {@code timeoutMs}: a slot still loading its files, or
+     * behind a busy executor, is left out of the answer instead of holding up everyone's.
+     */
+    public <T> CompletableFuture<List<T>> callAll(ShardCall<S, T> call, long timeoutMs) {
+        List<CompletableFuture<T>> all = new ArrayList<>();
+        for (int slot : slots.keySet()) {
+            all.add(call(slot, call).completeOnTimeout(null, timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS).exceptionally(e -> null));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .thenApply(v -> all.stream().map(CompletableFuture::join).filter(Objects::nonNull).toList());
+    }
+
     /** Runs {@code task} on every loaded shard, each on its own executor. */
     public void forEachLoaded(Consumer<S> task) {
         for (Slot r : slots.values()) {

@@ -126,6 +126,11 @@ public class GroupCoordinator {
         return counters;
     }
 
+    /** {@link #callAll}, a slot that takes longer than {@code timeoutMs} left out of the answer. */
+    public <T> CompletableFuture<List<T>> callAll(ShardCall<T> call, long timeoutMs) {
+        return slots.callAll(call, timeoutMs);
+    }
+
     public boolean owns(String groupId) {
         return slots.owns(Slots.slotFor(groupId));
     }

@@ -10,7 +10,11 @@ import java.util.concurrent.atomic.LongAdder;
 public final class GroupCounters {
     /** {@code group-completed-rebalance-count}: a leader's SyncGroup made a group Stable. */
     final LongAdder completedRebalances = new LongAdder();
-    /** {@code offset-commit-count}: offsets stored by OffsetCommit and TxnOffsetCommit. */
+    /**
+     * {@code offset-commit-count}: OffsetCommits and TxnOffsetCommits stored, one each however many
+     * partitions it holds, as Apache counts its one append to {@code __consumer_offsets} per commit
+     * (its description says offsets; {@code GroupMetadataManager} records the size of a one-entry map).
+     */
     final LongAdder offsetCommits = new LongAdder();
 
     public long completedRebalances() {

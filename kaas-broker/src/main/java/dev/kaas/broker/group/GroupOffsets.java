@@ -137,7 +137,7 @@ final class GroupOffsets {
                 return result;
             }
             group.putOffsets(accepted);
-            counters.offsetCommits.add(accepted.size());
+            counters.offsetCommits.increment();
             if (created) {
                 membership.add(group);
             }
@@ -347,7 +347,7 @@ final class GroupOffsets {
             return result;
         }
         group.putPendingTxnOffsets(producerId, next);
-        counters.offsetCommits.add(accepted.size());
+        counters.offsetCommits.increment();
         producerEpochs.merge(producerId, producerEpoch, (a, b) -> (short) Math.max(a, b));
         if (created) {
             membership.add(group);

@@ -752,7 +752,21 @@ public final class GroupShard {
     public record GroupSummary(String groupId, GroupState state, String protocolType, int members, Map<TopicPartition, Long> offsets) {
     }
 
-    /** Every group of this slot, for the metrics and the controller's view of lag. */
+    /** This slot's groups counted by state, and the offsets they hold: the scrape's gauges, without copying any offsets. */
+    public record Census(Map<GroupState, Integer> byState, long offsets) {
+    }
+
+    public Census census() {
+        Map<GroupState, Integer> byState = new java.util.EnumMap<>(GroupState.class);
+        long n = 0;
+        for (ClassicGroup g : groups.values()) {
+            byState.merge(g.state(), 1, Integer::sum);
+            n += g.offsets().size();
+        }
+        return new Census(byState, n);
+    }
+
+    /** Every group of this slot, for the controller's view of lag. */
     public List<GroupSummary> summaries() {
         List<GroupSummary> out = new ArrayList<>(groups.size());
         for (ClassicGroup g : groups.values()) {

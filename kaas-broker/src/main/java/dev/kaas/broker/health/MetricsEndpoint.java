@@ -27,6 +27,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -76,13 +77,15 @@ public class MetricsEndpoint {
                 Map<String, Integer> byState = new HashMap<>();
                 long offsets = 0;
                 try {
-                    for (GroupShard.GroupSummary g : StatsReporter.summaries(c)) {
-                        byState.merge(g.state().wireName(), 1, Integer::sum);
-                        offsets += g.offsets().size();
+                    for (GroupShard.Census slot : c.callAll(GroupShard::census, StatsReporter.SLOT_WAIT_MS)
+                            .get(2 * StatsReporter.SLOT_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                        slot.byState().forEach((state, n) -> byState.merge(state.wireName(), n, Integer::sum));
+                        offsets += slot.offsets();
                     }
                 } catch (Exception e) {
-                    // Slots still loading: their groups are missing from this scrape, the counts are not.
-                    LOG.debugf("group gauges incomplete: %s", e.toString());
+                    // Not a false drop to zero: the group gauges are left out of this scrape.
+                    LOG.debugf("group gauges not read: %s", e.toString());
+                    return new BrokerMetrics.GroupsStat(null, 0, c.counters().completedRebalances(), c.counters().offsetCommits());
                 }
                 return new BrokerMetrics.GroupsStat(byState, offsets, c.counters().completedRebalances(), c.counters().offsetCommits());
             }

@@ -17,6 +17,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -36,7 +37,7 @@ import org.jboss.logging.Logger;
 public class StatsReporter {
     private static final Logger LOG = Logger.getLogger(StatsReporter.class);
     /** A coordinator slot busy loading its files is left out of one report rather than delaying all of it. */
-    static final long GROUPS_WAIT_MS = 5_000;
+    static final long SLOT_WAIT_MS = 2_000;
 
     @Inject
     Partitions partitions;
@@ -58,6 +59,9 @@ public class StatsReporter {
 
     void onStart(@Observes StartupEvent ev) {
         long every = config.metrics().statsInterval().toMillis();
+        if (every < 1) {
+            throw new IllegalArgumentException("kaas.metrics.stats-interval must be at least 1ms, not " + config.metrics().statsInterval());
+        }
         thread.scheduleWithFixedDelay(this::report, every, every, TimeUnit.MILLISECONDS);
     }
 
@@ -69,7 +73,7 @@ public class StatsReporter {
         // A task that throws is never run again: nothing may escape.
         try {
             session.sendStats(stats(partitionStats(partitions), summaries(groups), config.metrics().maxSeries()));
-        } catch (Exception e) {
+        } catch (Throwable e) {
             LOG.debugf(e, "stats not reported");
         }
     }
@@ -89,7 +93,8 @@ public class StatsReporter {
     /** Every group this broker coordinates, each slot read on its own executor; a slot that does not answer in time is left out. */
     static List<GroupShard.GroupSummary> summaries(GroupCoordinator groups) throws Exception {
         List<GroupShard.GroupSummary> out = new ArrayList<>();
-        for (List<GroupShard.GroupSummary> slot : groups.callAll(GroupShard::summaries).get(GROUPS_WAIT_MS, TimeUnit.MILLISECONDS)) {
+        for (List<GroupShard.GroupSummary> slot : groups.callAll(GroupShard::summaries, SLOT_WAIT_MS)
+                .get(2 * SLOT_WAIT_MS, TimeUnit.MILLISECONDS)) {
             out.addAll(slot);
         }
         return out;
@@ -102,8 +107,13 @@ public class StatsReporter {
      * One report, bounded: at most {@code max} partitions, {@code max} groups and {@code max}
      * committed offsets (the metric series they become are bounded by the same number on the
      * controller), and at most {@link #MAX_BYTES}; what is left out is flagged {@code truncated}.
+     * Taken in name order, so the same ones are left out every time and no series comes and goes.
      */
-    static Stats stats(Collection<PartitionStat> partitions, Collection<GroupShard.GroupSummary> groups, int max) {
+    static Stats stats(Collection<PartitionStat> partitionsIn, Collection<GroupShard.GroupSummary> groupsIn, int max) {
+        List<PartitionStat> partitions = new ArrayList<>(partitionsIn);
+        partitions.sort(Comparator.comparing(PartitionStat::getTopic).thenComparingInt(PartitionStat::getPartition));
+        List<GroupShard.GroupSummary> groups = new ArrayList<>(groupsIn);
+        groups.sort(Comparator.comparing(GroupShard.GroupSummary::groupId));
         Stats.Builder b = Stats.newBuilder();
         long bytes = 0;
         for (PartitionStat p : partitions) {
@@ -123,7 +133,9 @@ public class StatsReporter {
                 b.setTruncated(true);
                 break;
             }
-            for (Map.Entry<TopicPartition, Long> o : g.offsets().entrySet()) {
+            List<Map.Entry<TopicPartition, Long>> committed = new ArrayList<>(g.offsets().entrySet());
+            committed.sort(Map.Entry.comparingByKey(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition)));
+            for (Map.Entry<TopicPartition, Long> o : committed) {
                 CommittedOffsetStat c = CommittedOffsetStat.newBuilder().setTopic(o.getKey().topic()).setPartition(o.getKey().partition())
                         .setOffset(o.getValue()).build();
                 bytes += c.getSerializedSize() + 8;

@@ -65,8 +65,9 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
-     * The group coordinator of this broker: its groups by Apache's state name (Empty, Stable, …),
-     * the offsets they hold, and what it counted since the broker started.
+     * The group coordinator of this broker: its groups by Apache's state name (Empty, Stable, …)
+     * and the offsets they hold (null {@code byState}: not read this time, the gauges are left
+     * out), and what it counted since the broker started.
      */
     public record GroupsStat(Map<String, Integer> byState, long offsets, long completedRebalances, long offsetCommits) {
         public static final GroupsStat NONE = new GroupsStat(Map.of(), 0, 0, 0);
@@ -208,7 +209,7 @@ public final class BrokerMetrics implements AutoCloseable {
                 .ofLongs().setDescription("Rebalances completed (a leader's SyncGroup made its group Stable) since the broker started.")
                 .buildObserver();
         ObservableLongMeasurement commits = meter.gaugeBuilder("kafka.server.group.coordinator.metrics.offset.commit.count").ofLongs()
-                .setDescription("Offsets committed (OffsetCommit and TxnOffsetCommit) since the broker started.").buildObserver();
+                .setDescription("OffsetCommits and TxnOffsetCommits stored since the broker started, one each (Apache's count).").buildObserver();
         ObservableLongMeasurement[] rest = new ObservableLongMeasurement[byState.length + 2];
         System.arraycopy(byState, 1, rest, 0, byState.length - 1);
         rest[byState.length - 1] = offsets;
@@ -216,15 +217,17 @@ public final class BrokerMetrics implements AutoCloseable {
         rest[byState.length + 1] = commits;
         meter.batchCallback(() -> {
             GroupsStat g = source.groups();
-            long total = 0;
-            for (int n : g.byState().values()) {
-                total += n;
+            if (g.byState() != null) {
+                long total = 0;
+                for (int n : g.byState().values()) {
+                    total += n;
+                }
+                byState[0].record(total);
+                for (int i = 1; i < GROUP_GAUGES.length; i++) {
+                    byState[i].record(g.byState().getOrDefault(GROUP_GAUGES[i][1], 0));
+                }
+                offsets.record(g.offsets());
             }
-            byState[0].record(total);
-            for (int i = 1; i < GROUP_GAUGES.length; i++) {
-                byState[i].record(g.byState().getOrDefault(GROUP_GAUGES[i][1], 0));
-            }
-            offsets.record(g.offsets());
             rebalances.record(g.completedRebalances());
             commits.record(g.offsetCommits());
         }, byState[0], rest);

@@ -64,4 +64,31 @@ class CoordinatorSlotsTest {
         assertThat(handled.threadNanos()).isEqualTo(before);
         assertThat(RequestContext.Throttle.handling()).isNull();
     }
+
+    @Test
+    void aSlotThatDoesNotAnswerInTimeIsLeftOutOfACallToAll() throws Exception {
+        CoordinatorSlots<String> slots = new CoordinatorSlots<>("test", pool, timers, new CoordinatorSlots.Lifecycle<>() {
+            @Override
+            public String open(int slot, int epoch, Scheduler t, Executor executor) {
+                return "shard-" + slot;
+            }
+
+            @Override
+            public void close(String shard) {
+            }
+        });
+        CompletableFuture.allOf(slots.follow(List.of(new SlotAssignment(0, 1, 1), new SlotAssignment(1, 1, 1)), 1)
+                .toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            // Slot 1's executor is held by a long call
+            slots.call(1, shard -> release.await(10, TimeUnit.SECONDS));
+
+            List<String> answered = slots.callAll(shard -> shard, 200).get(5, TimeUnit.SECONDS);
+
+            assertThat(answered).containsExactly("shard-0");
+        } finally {
+            release.countDown();
+        }
+    }
 }

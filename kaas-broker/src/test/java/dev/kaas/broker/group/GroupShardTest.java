@@ -134,6 +134,7 @@ class GroupShardTest {
 
         // Then the summary shows it, with the group's state and size
         assertThat(shard.summaries()).containsExactly(new GroupShard.GroupSummary(G, GroupState.STABLE, "consumer", 2, Map.of(tp, 42L)));
+        assertThat(shard.census()).isEqualTo(new GroupShard.Census(Map.of(GroupState.STABLE, 1), 1));
         assertThat(counters.offsetCommits()).isEqualTo(1);
 
         // And a rebalance that has not completed is not counted

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 class BrokerMetricsTest {
     static final class FixedSource implements BrokerMetrics.Source {
         Set<String> gone = Set.of();
+        BrokerMetrics.GroupsStat groups = new BrokerMetrics.GroupsStat(Map.of("Stable", 2, "Empty", 1), 9, 4, 11);
 
         @Override
         public boolean topicExists(String topic) {
@@ -33,7 +34,7 @@ class BrokerMetricsTest {
 
         @Override
         public BrokerMetrics.GroupsStat groups() {
-            return new BrokerMetrics.GroupsStat(Map.of("Stable", 2, "Empty", 1), 9, 4, 11);
+            return groups;
         }
     }
 
@@ -85,6 +86,11 @@ class BrokerMetricsTest {
                     .contains("kafka_coordinator_group_groupmetadatamanager_numoffsets 9.0")
                     .contains("kafka_server_group_coordinator_metrics_group_completed_rebalance_count 4.0")
                     .contains("kafka_server_group_coordinator_metrics_offset_commit_count 11.0");
+
+            // Groups that could not be read this time: their gauges are left out, not reported as zero
+            source.groups = new BrokerMetrics.GroupsStat(null, 0, 4, 11);
+            assertThat(scrape(m)).doesNotContain("kafka_coordinator_group_groupmetadatamanager_numgroups")
+                    .contains("kafka_server_group_coordinator_metrics_group_completed_rebalance_count 4.0");
         }
     }
 

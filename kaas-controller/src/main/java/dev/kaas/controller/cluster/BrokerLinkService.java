@@ -76,7 +76,7 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                     }
                     case STATS -> {
                         // A broker sends stats only on a stream this controller accepted; kept beside the loop, which never reads them.
-                        if (brokerId >= 0 && runtime.isLeader()) {
+                        if (brokerId >= 0 && session.isOpen() && runtime.isLeader()) {
                             stats.report(brokerId, session, report.getStats());
                         }
                     }
@@ -160,6 +160,11 @@ public class BrokerLinkService extends BrokerLinkGrpc.BrokerLinkImplBase {
                 LOG.debugf(e, "heartbeat failed on a closing stream");
                 closed = true;
             }
+        }
+
+        @Override
+        public boolean isOpen() {
+            return !closed;
         }
 
         @Override

@@ -16,4 +16,9 @@ public interface BrokerSession {
 
     /** Ends a stream whose broker is not on this cluster's volume (its cluster id differs). */
     void refuseForeign(String reason);
+
+    /** Whether the stream is still open: neither end has closed it. Any thread. */
+    default boolean isOpen() {
+        return true;
+    }
 }

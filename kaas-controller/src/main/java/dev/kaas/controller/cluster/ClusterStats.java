@@ -11,8 +11,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.LinkedHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What each broker last reported it leads and coordinates ({@code Stats} in cluster.proto), kept
@@ -23,17 +24,22 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 @Singleton
 public class ClusterStats {
-    private record Reported(Object session, Stats stats) {
+    private record Reported(BrokerSession session, Stats stats, long seq) {
     }
 
     private final ConcurrentHashMap<Integer, Reported> byBroker = new ConcurrentHashMap<>();
+    private final AtomicLong reports = new AtomicLong();
 
-    /** {@code session} identifies the stream, so that an old stream's end does not drop its successor's report. */
-    public void report(int brokerId, Object session, Stats stats) {
-        byBroker.put(brokerId, new Reported(session, stats));
+    /**
+     * {@code session} is the stream the report came on: an old stream's end does not drop its
+     * successor's report, and a stream the controller closed (stepping down, a session timeout),
+     * whose end gRPC reports to no one, stops counting at once.
+     */
+    public void report(int brokerId, BrokerSession session, Stats stats) {
+        byBroker.put(brokerId, new Reported(session, stats, reports.incrementAndGet()));
     }
 
-    public void gone(int brokerId, Object session) {
+    public void gone(int brokerId, BrokerSession session) {
         byBroker.computeIfPresent(brokerId, (id, r) -> r.session() == session ? null : r);
     }
 
@@ -59,14 +65,24 @@ public class ClusterStats {
     }
 
     /**
-     * Every partition and group reported. A partition two brokers report (one handing it to the
-     * other) is taken from the higher leader epoch, the current leader; a group two report (its
-     * slot moving) from the lower broker id. Lag is Apache's {@code kafka-consumer-groups.sh}
-     * figure: the high watermark minus the committed offset.
+     * Every partition and group reported on a stream still open. A partition two brokers report
+     * (one handing it to the other) is taken from the higher leader epoch, the current leader; a
+     * group two report (its slot moving) from the later report. Lag is Apache's
+     * {@code kafka-consumer-groups.sh} figure, the high watermark minus the committed offset, but
+     * never below 0: the two come from reports taken at different moments, and a consumer that
+     * keeps up would otherwise often read as ahead of its partition.
      */
     public Snapshot snapshot() {
-        Map<Integer, Stats> reports = new TreeMap<>();
-        byBroker.forEach((id, r) -> reports.put(id, r.stats()));
+        List<Map.Entry<Integer, Reported>> open = new ArrayList<>();
+        byBroker.forEach((id, r) -> {
+            if (r.session().isOpen()) {
+                open.add(Map.entry(id, r));
+            }
+        });
+        // Latest first: what a later report says of a group wins.
+        open.sort((a, b) -> Long.compare(b.getValue().seq(), a.getValue().seq()));
+        Map<Integer, Stats> reports = new LinkedHashMap<>();
+        open.forEach(e -> reports.put(e.getKey(), e.getValue().stats()));
         Map<PartitionKey, PartitionView> partitions = new HashMap<>();
         boolean truncated = false;
         for (Map.Entry<Integer, Stats> e : reports.entrySet()) {
@@ -91,7 +107,7 @@ public class ClusterStats {
                 for (CommittedOffsetStat o : g.getOffsetsList()) {
                     PartitionKey key = new PartitionKey(o.getTopic(), o.getPartition());
                     PartitionView p = partitions.get(key);
-                    offsets.add(new OffsetView(key, o.getOffset(), p == null || o.getOffset() < 0 ? null : p.highWatermark() - o.getOffset()));
+                    offsets.add(new OffsetView(key, o.getOffset(), p == null || o.getOffset() < 0 ? null : Math.max(0, p.highWatermark() - o.getOffset())));
                 }
                 groups.add(new GroupView(g.getGroupId(), e.getKey(), g.getState(), g.getProtocolType(), g.getMembers(), offsets));
             }

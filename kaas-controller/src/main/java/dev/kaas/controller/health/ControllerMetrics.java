@@ -63,6 +63,10 @@ public final class ControllerMetrics implements AutoCloseable {
                 .setDescription("1 when a broker left partitions or offsets out of its report (its kaas.metrics.max-series).").buildObserver();
         // One reading of the reports per scrape, for all of them.
         meter.batchCallback(() -> {
+            // A standby's streams are closed; what it may still hold is no longer the cluster's.
+            if (!leader.getAsBoolean()) {
+                return;
+            }
             ClusterStats.Snapshot s = stats.snapshot();
             for (ClusterStats.PartitionView p : s.partitions().values()) {
                 Attributes a = Attributes.of(TOPIC, p.key().topic(), PARTITION, Integer.toString(p.key().partition()));

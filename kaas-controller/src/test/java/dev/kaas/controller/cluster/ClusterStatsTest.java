@@ -18,9 +18,36 @@ class ClusterStatsTest {
                 .addOffsets(CommittedOffsetStat.newBuilder().setTopic(topic).setPartition(p).setOffset(committed)).build();
     }
 
+    static final class Session implements BrokerSession {
+        boolean open = true;
+
+        public void sendAssignment(long version, long controllerEpoch, String json) {
+        }
+
+        public void nudge(int fromBroker) {
+        }
+
+        public void close(String reason) {
+            open = false;
+        }
+
+        public void refuse(String reason) {
+            open = false;
+        }
+
+        public void refuseForeign(String reason) {
+            open = false;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+    }
+
     final ClusterStats stats = new ClusterStats();
-    final Object session1 = new Object();
-    final Object session2 = new Object();
+    final Session session1 = new Session();
+    final Session session2 = new Session();
 
     @Test
     void lagIsTheLeadersHighWatermarkMinusTheCoordinatorsCommittedOffset() {
@@ -59,7 +86,7 @@ class ClusterStatsTest {
         assertThat(stats.snapshot().truncated()).isTrue();
 
         // A new stream of broker 1 reports; the old stream's end comes after: the report stays
-        Object next = new Object();
+        Session next = new Session();
         stats.report(1, next, Stats.newBuilder().addPartitions(partition("t", 2, 1, 5)).build());
         stats.gone(1, session1);
         assertThat(stats.snapshot().partitions()).containsOnlyKeys(new ClusterStats.PartitionKey("t", 2));
@@ -67,5 +94,30 @@ class ClusterStatsTest {
         stats.gone(1, next);
         assertThat(stats.snapshot().partitions()).isEmpty();
         assertThat(stats.snapshot().groups()).isEmpty();
+    }
+
+    @Test
+    void aStreamTheControllerClosedStopsCountingAtOnce() {
+        // Given broker 1's report, then its stream closed by the controller (a session timeout, a step-down): gRPC tells no one
+        stats.report(1, session1, Stats.newBuilder().addPartitions(partition("t", 0, 1, 5)).addGroups(group("g", "t", 0, 1)).build());
+        session1.close("no report within the broker session timeout");
+
+        assertThat(stats.snapshot().partitions()).isEmpty();
+        assertThat(stats.snapshot().groups()).isEmpty();
+    }
+
+    @Test
+    void aGroupTwoBrokersReportIsTheLaterReportsAndLagIsNeverNegative() {
+        // Given the group's old coordinator (broker 1) and its new one (broker 2), which reported later
+        stats.report(1, session1, Stats.newBuilder().addGroups(group("g", "t", 0, 10)).build());
+        stats.report(2, session2, Stats.newBuilder().addGroups(group("g", "t", 0, 25)).addPartitions(partition("t", 0, 1, 20)).build());
+
+        ClusterStats.GroupView g = stats.snapshot().groups().get(0);
+
+        assertThat(stats.snapshot().groups()).hasSize(1);
+        assertThat(g.coordinator()).isEqualTo(2);
+        assertThat(g.offsets().get(0).committed()).isEqualTo(25);
+        // The commit was reported after the high watermark it passed: not -5
+        assertThat(g.offsets().get(0).lag()).isZero();
     }
 }

@@ -2,6 +2,7 @@ package dev.kaas.controller.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kaas.controller.cluster.BrokerSession;
 import dev.kaas.controller.cluster.ClusterStats;
 import dev.kaas.proto.CommittedOffsetStat;
 import dev.kaas.proto.GroupStat;
@@ -13,6 +14,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class ControllerMetricsTest {
+    static final BrokerSession OPEN = new BrokerSession() {
+        public void sendAssignment(long version, long controllerEpoch, String json) {
+        }
+
+        public void nudge(int fromBroker) {
+        }
+
+        public void close(String reason) {
+        }
+
+        public void refuse(String reason) {
+        }
+
+        public void refuseForeign(String reason) {
+        }
+    };
+
     static String scrape(ControllerMetrics m) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         m.writePrometheus(out);
@@ -23,7 +41,7 @@ class ControllerMetricsTest {
     @Test
     void lagOffsetsAndTheControllersStateUnderTheKafkaExportersNames() throws Exception {
         ClusterStats stats = new ClusterStats();
-        stats.report(1, this, Stats.newBuilder()
+        stats.report(1, OPEN, Stats.newBuilder()
                 .addPartitions(PartitionStat.newBuilder().setTopic("t").setPartition(0).setHighWatermark(100).setLogStartOffset(5))
                 .addPartitions(PartitionStat.newBuilder().setTopic("t").setPartition(1).setHighWatermark(20))
                 .addGroups(GroupStat.newBuilder().setGroupId("g").setState("Stable").setMembers(2)
@@ -51,7 +69,8 @@ class ControllerMetricsTest {
 
             // A standby says only that it does not lead
             leader.set(false);
-            assertThat(scrape(m)).contains("kaas_controller_leader 0.0").doesNotContain("kaas_controller_epoch");
+            assertThat(scrape(m)).contains("kaas_controller_leader 0.0").doesNotContain("kaas_controller_epoch")
+                    .doesNotContain("kafka_consumergroup_lag");
         }
     }
 }
