@@ -3,6 +3,14 @@ package dev.kaas.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.sun.net.httpserver.HttpServer;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import io.opentelemetry.proto.metrics.v1.Metric;
+import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
+import io.opentelemetry.proto.metrics.v1.ResourceMetrics;
+import io.opentelemetry.proto.metrics.v1.ScopeMetrics;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -33,6 +41,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,9 +53,102 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class MetricsIT {
+    /** An OTLP/HTTP receiver on loopback, started before the broker is, which is told to push to it every second. */
+    static final OtlpReceiver OTLP = OtlpReceiver.start();
+
     @RegisterExtension
     static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
-            "kaas.metrics.stats-interval", "300ms"));
+            "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s"));
+
+    @AfterAll
+    static void stopReceiver() {
+        OTLP.close();
+    }
+
+    /** The OTLP requests received, decoded; answers each with an empty (successful) response. */
+    static final class OtlpReceiver implements AutoCloseable {
+        final HttpServer server;
+        final java.util.concurrent.ConcurrentLinkedDeque<ExportMetricsServiceRequest> received = new java.util.concurrent.ConcurrentLinkedDeque<>();
+
+        private OtlpReceiver(HttpServer server) {
+            this.server = server;
+        }
+
+        static OtlpReceiver start() {
+            try {
+                HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+                OtlpReceiver r = new OtlpReceiver(server);
+                server.createContext("/v1/metrics", exchange -> {
+                    try {
+                        byte[] body = exchange.getRequestBody().readAllBytes();
+                        if ("POST".equals(exchange.getRequestMethod())
+                                && "application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
+                            r.received.addLast(ExportMetricsServiceRequest.parseFrom(body));
+                            while (r.received.size() > 20) {
+                                r.received.pollFirst();
+                            }
+                            exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                            exchange.sendResponseHeaders(200, 0);
+                        } else {
+                            exchange.sendResponseHeaders(400, -1);
+                        }
+                    } finally {
+                        exchange.close();
+                    }
+                });
+                server.start();
+                return r;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        String endpoint() {
+            return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/metrics";
+        }
+
+        /**
+         * The value of the named metric's data point with exactly these attributes in the latest
+         * export that has it (NaN: none), and that export's service.name.
+         */
+        double latest(String service, String name, String... attributes) {
+            Map<String, String> want = new HashMap<>();
+            for (int i = 0; i < attributes.length; i += 2) {
+                want.put(attributes[i], attributes[i + 1]);
+            }
+            var it = received.descendingIterator();
+            while (it.hasNext()) {
+                for (ResourceMetrics rm : it.next().getResourceMetricsList()) {
+                    boolean ours = rm.getResource().getAttributesList().stream()
+                            .anyMatch(kv -> kv.getKey().equals("service.name") && kv.getValue().getStringValue().equals(service));
+                    if (!ours) {
+                        continue;
+                    }
+                    for (ScopeMetrics sm : rm.getScopeMetricsList()) {
+                        for (Metric m : sm.getMetricsList()) {
+                            if (!m.getName().equals(name)) {
+                                continue;
+                            }
+                            List<NumberDataPoint> points = m.hasSum() ? m.getSum().getDataPointsList() : m.getGauge().getDataPointsList();
+                            for (NumberDataPoint dp : points) {
+                                Map<String, String> attrs = new HashMap<>();
+                                dp.getAttributesList().forEach(kv -> attrs.put(kv.getKey(), kv.getValue().getStringValue()));
+                                if (attrs.equals(want)) {
+                                    return dp.getValueCase() == NumberDataPoint.ValueCase.AS_INT ? dp.getAsInt() : dp.getAsDouble();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return Double.NaN;
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+        }
+    }
 
     static final String TOPIC = "metered";
     static final int RECORDS = 50;
@@ -172,6 +274,27 @@ class MetricsIT {
             assertThat(delta(before, s, "kafka_network_requestmetrics_totaltimems_count", "request", "Fetch")).isEqualTo(FETCHES);
             assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
                     .as("this raw client at least").isGreaterThanOrEqualTo(1);
+
+            // The OTLP push carries the same values, under the OpenTelemetry names (bounded: it pushes every second)
+            String[][] same = {{"kafka.server.brokertopicmetrics.messagesin", "kafka_server_brokertopicmetrics_messagesin_total"},
+                    {"kafka.server.brokertopicmetrics.bytesin", "kafka_server_brokertopicmetrics_bytesin_total"},
+                    {"kafka.server.brokertopicmetrics.failedproducerequests", "kafka_server_brokertopicmetrics_failedproducerequests_total"},
+                    {"kafka.server.brokertopicmetrics.totalfetchrequests", "kafka_server_brokertopicmetrics_totalfetchrequests_total"},
+                    {"kafka.server.brokertopicmetrics.bytesout", "kafka_server_brokertopicmetrics_bytesout_total"},
+                    {"kafka.log.log.logendoffset", "kafka_log_log_logendoffset"}};
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            Map<String, Double> pushed = new TreeMap<>();
+            Map<String, Double> scraped = new TreeMap<>();
+            do {
+                Thread.sleep(200);
+                for (String[] pair : same) {
+                    String[] labels = pair[0].startsWith("kafka.log") ? new String[] {t, TOPIC, "partition", "0"} : new String[] {t, TOPIC};
+                    pushed.put(pair[0], OTLP.latest("kaas-broker", pair[0], labels));
+                    scraped.put(pair[0], value(s, pair[1], labels));
+                }
+            } while (!pushed.equals(scraped) && System.nanoTime() < until);
+            assertThat(pushed).isEqualTo(scraped);
+            assertThat(scraped.get("kafka.server.brokertopicmetrics.messagesin")).isEqualTo(RECORDS + 1.0);
         }
     }
 

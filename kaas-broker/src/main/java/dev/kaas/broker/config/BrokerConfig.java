@@ -56,6 +56,16 @@ public interface BrokerConfig {
          */
         @WithDefault("10s")
         java.time.Duration statsInterval();
+
+        /**
+         * Where to push the same metrics by OTLP over HTTP (protobuf), the signal's full URL, e.g.
+         * {@code http://otel-collector:4318/v1/metrics}. Unset: no export.
+         */
+        java.util.Optional<String> otlpEndpoint();
+
+        /** How often the OTLP export pushes (cumulative values, as the scrape reads them). */
+        @WithDefault("60s")
+        java.time.Duration otlpInterval();
     }
 
     /** The transaction coordinator's settings, Apache's keys and defaults. */

@@ -90,7 +90,8 @@ public class MetricsEndpoint {
                 return new BrokerMetrics.GroupsStat(byState, offsets, c.counters().completedRebalances(), c.counters().offsetCommits());
             }
 
-        }, config.metrics().partitionMetrics(), config.metrics().maxSeries());
+        }, config.metrics().partitionMetrics(), config.metrics().maxSeries(), "broker-" + config.broker().id(),
+                config.metrics().otlpEndpoint().map(e -> new BrokerMetrics.Otlp(e, config.metrics().otlpInterval())).orElse(null));
     }
 
     /** A deleted topic's meters go once the assignment without it is applied, as Apache removes them. */

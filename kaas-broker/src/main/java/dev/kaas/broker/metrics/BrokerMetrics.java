@@ -7,11 +7,15 @@ import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
+import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
+import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -120,21 +124,44 @@ public final class BrokerMetrics implements AutoCloseable {
     private final DoubleHistogram totalTime;
     private final Source source;
 
+    /** An OTLP/HTTP push of the metrics: the endpoint's full URL ({@code …/v1/metrics}) and the interval. */
+    public record Otlp(String endpoint, Duration interval) {
+    }
+
+    /** How long one OTLP push may take; also bounds the last push when the broker stops. */
+    static final Duration OTLP_TIMEOUT = Duration.ofSeconds(5);
+
+    public BrokerMetrics(Source source, boolean partitionMetrics, int maxSeries) {
+        this(source, partitionMetrics, maxSeries, "", null);
+    }
+
     /**
      * @param partitionMetrics whether the Log gauges (one series per partition) are kept
      * @param maxSeries        the most series one metric holds (the SDK's cardinality limit, at
      *                         least 1); past it, what a scrape reads is folded into one overflow series
+     * @param instance         {@code service.instance.id} of every series (the broker), so an OTLP
+     *                         receiver tells brokers apart; empty: none
+     * @param otlp             where to push the metrics as well; null: nowhere
      */
-    public BrokerMetrics(Source source, boolean partitionMetrics, int maxSeries) {
+    public BrokerMetrics(Source source, boolean partitionMetrics, int maxSeries, String instance, Otlp otlp) {
         if (maxSeries < 1) {
             throw new IllegalArgumentException("kaas.metrics.max-series must be at least 1, not " + maxSeries);
         }
         this.source = source;
         // Its flag (no scope labels) is ignored by this version: every series carries otel_scope_name.
         this.prometheus = new PrometheusMetricReader(false, null);
-        this.provider = SdkMeterProvider.builder()
-                .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker"))))
-                .registerMetricReader(prometheus, type -> maxSeries).build();
+        Attributes service = instance.isEmpty() ? Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker")
+                : Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker", AttributeKey.stringKey("service.instance.id"), instance);
+        SdkMeterProviderBuilder builder = SdkMeterProvider.builder()
+                .setResource(Resource.getDefault().merge(Resource.create(service)))
+                .registerMetricReader(prometheus, type -> maxSeries);
+        if (otlp != null) {
+            // Throws on a malformed endpoint: the broker does not start with a setting it cannot honour. No retries: the
+            // next push carries the cumulative values anyway, and retries would hold the broker's stop behind a dead receiver.
+            builder.registerMetricReader(PeriodicMetricReader.builder(OtlpHttpMetricExporter.builder().setEndpoint(otlp.endpoint())
+                    .setTimeout(OTLP_TIMEOUT).setRetryPolicy(null).build()).setInterval(otlp.interval()).build(), type -> maxSeries);
+        }
+        this.provider = builder.build();
         for (ApiKeys k : ApiKeys.values()) {
             names[k.ordinal()] = k.name;
         }

@@ -215,7 +215,8 @@ public class ControllerRuntime {
         }
     }
 
-    private static String defaultHolder() {
+    /** A controller id for a process not given one: the host name and the process id. */
+    public static String defaultHolder() {
         String host;
         try {
             host = InetAddress.getLocalHost().getHostName();

@@ -98,14 +98,25 @@ public interface ControllerConfig {
         /** Apache {@code controller.quota.window.size.seconds}: the length of each sample. */
         @WithDefault("1")
         int quotaWindowSizeSeconds();
+    }
 
+    /** The controller's metrics, under the same keys as the broker's. */
+    Metrics metrics();
+
+    interface Metrics {
         /**
          * The most series one metric of {@code /q/metrics} holds (consumer lag is one series per
          * group and partition); past it, the rest are folded into one series labelled
          * {@code otel_metric_overflow="true"}.
          */
         @WithDefault("10000")
-        int metricsMaxSeries();
+        int maxSeries();
+
+        /** Where to push the same metrics by OTLP over HTTP, the signal's full URL ({@code …/v1/metrics}). Unset: no export. */
+        Optional<String> otlpEndpoint();
+
+        @WithDefault("60s")
+        Duration otlpInterval();
     }
 
     interface Kubernetes {

@@ -6,11 +6,15 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
+import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.SdkMeterProviderBuilder;
+import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -33,18 +37,38 @@ public final class ControllerMetrics implements AutoCloseable {
     private final SdkMeterProvider provider;
     private final PrometheusMetricReader prometheus;
 
-    /**
-     * @param leader  whether this controller holds the lease
-     * @param reading the loop's state, null when it cannot be read (not leading, or the loop busy past a bound)
-     */
+    /** An OTLP/HTTP push of the metrics: the endpoint's full URL ({@code …/v1/metrics}) and the interval. */
+    public record Otlp(String endpoint, Duration interval) {
+    }
+
     public ControllerMetrics(ClusterStats stats, BooleanSupplier leader, Supplier<Reading> reading, int maxSeries) {
+        this(stats, leader, reading, maxSeries, "", null);
+    }
+
+    /**
+     * @param leader   whether this controller holds the lease
+     * @param reading  the loop's state, null when it cannot be read (not leading, or the loop busy past a bound)
+     * @param instance {@code service.instance.id} of every series (this controller's lease identity); empty: none
+     * @param otlp     where to push the metrics as well; null: nowhere
+     */
+    public ControllerMetrics(ClusterStats stats, BooleanSupplier leader, Supplier<Reading> reading, int maxSeries, String instance,
+                             Otlp otlp) {
         if (maxSeries < 1) {
-            throw new IllegalArgumentException("kaas.controller.metrics-max-series must be at least 1, not " + maxSeries);
+            throw new IllegalArgumentException("kaas.metrics.max-series must be at least 1, not " + maxSeries);
         }
         this.prometheus = new PrometheusMetricReader(false, null);
-        this.provider = SdkMeterProvider.builder()
-                .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "kaas-controller"))))
-                .registerMetricReader(prometheus, type -> maxSeries).build();
+        Attributes service = instance.isEmpty() ? Attributes.of(AttributeKey.stringKey("service.name"), "kaas-controller")
+                : Attributes.of(AttributeKey.stringKey("service.name"), "kaas-controller", AttributeKey.stringKey("service.instance.id"), instance);
+        SdkMeterProviderBuilder builder = SdkMeterProvider.builder()
+                .setResource(Resource.getDefault().merge(Resource.create(service)))
+                .registerMetricReader(prometheus, type -> maxSeries);
+        if (otlp != null) {
+            // Throws on a malformed endpoint: the controller does not start with a setting it cannot honour. No retries: the
+            // next push carries the cumulative values anyway.
+            builder.registerMetricReader(PeriodicMetricReader.builder(OtlpHttpMetricExporter.builder().setEndpoint(otlp.endpoint())
+                    .setTimeout(Duration.ofSeconds(5)).setRetryPolicy(null).build()).setInterval(otlp.interval()).build(), type -> maxSeries);
+        }
+        this.provider = builder.build();
         Meter meter = provider.get("dev.kaas.controller");
         ObservableLongMeasurement lag = meter.gaugeBuilder("kafka.consumergroup.lag").ofLongs()
                 .setDescription("A group's lag on a partition: the partition's high watermark minus the group's committed offset.")

@@ -35,7 +35,8 @@ public class MetricsEndpoint {
             } catch (Exception e) {
                 return null;
             }
-        }, config.controller().metricsMaxSeries());
+        }, config.metrics().maxSeries(), config.controller().id().orElseGet(ControllerRuntime::defaultHolder),
+                config.metrics().otlpEndpoint().map(e -> new ControllerMetrics.Otlp(e, config.metrics().otlpInterval())).orElse(null));
     }
 
     void close(@Disposes ControllerMetrics metrics) {

@@ -73,4 +73,40 @@ class ControllerMetricsTest {
                     .doesNotContain("kafka_consumergroup_lag");
         }
     }
+
+    @Test
+    void withAnEndpointTheSameMetricsArePushedByOtlpOverHttp() throws Exception {
+        ClusterStats stats = new ClusterStats();
+        stats.report(1, OPEN, Stats.newBuilder()
+                .addPartitions(PartitionStat.newBuilder().setTopic("t").setPartition(0).setHighWatermark(100))
+                .addGroups(GroupStat.newBuilder().setGroupId("pushed-group").setState("Stable")
+                        .addOffsets(CommittedOffsetStat.newBuilder().setTopic("t").setPartition(0).setOffset(60)))
+                .build());
+        java.util.concurrent.BlockingQueue<byte[]> bodies = new java.util.concurrent.LinkedBlockingQueue<>();
+        com.sun.net.httpserver.HttpServer receiver = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        receiver.createContext("/v1/metrics", exchange -> {
+            try {
+                if ("application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
+                    bodies.add(exchange.getRequestBody().readAllBytes());
+                }
+                exchange.sendResponseHeaders(200, 0);
+            } finally {
+                exchange.close();
+            }
+        });
+        receiver.start();
+        String endpoint = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/v1/metrics";
+        try (ControllerMetrics m = new ControllerMetrics(stats, () -> true, () -> new ControllerMetrics.Reading(7, 42, 1, 1), 100,
+                "controller-a", new ControllerMetrics.Otlp(endpoint, java.time.Duration.ofMillis(100)))) {
+            byte[] body = bodies.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+
+            // Protobuf keeps strings as UTF-8 bytes: the metric, its group and the resource are in the request
+            assertThat(body).as("a push within 10 s").isNotNull();
+            String text = new String(body, StandardCharsets.ISO_8859_1);
+            assertThat(text).contains("kafka.consumergroup.lag").contains("pushed-group").contains("kaas-controller").contains("controller-a");
+        } finally {
+            receiver.stop(0);
+        }
+    }
 }
