@@ -275,6 +275,14 @@ class MetricsIT {
             assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
                     .as("this raw client at least").isGreaterThanOrEqualTo(1);
 
+            // kaas's own: every acks=all append acknowledged by a group commit, one at a time as the producer waited for each
+            assertThat(delta(before, s, "kaas_log_group_commit_appends_sum")).isEqualTo(RECORDS);
+            assertThat(delta(before, s, "kaas_log_fsync_time_ms_count")).isBetween(1.0, (double) RECORDS);
+            assertThat(delta(before, s, "kaas_log_fence_check_time_ms_count")).isEqualTo(delta(before, s, "kaas_log_fsync_time_ms_count"));
+            assertThat(value(s, "kaas_partition_takeover_time_ms_count")).as("this topic's partition, opened").isGreaterThanOrEqualTo(1);
+            assertThat(value(s, "kaas_broker_assignment_version")).isGreaterThan(0);
+            assertThat(value(s, "kaas_broker_controller_stream_connects")).isGreaterThanOrEqualTo(1);
+
             // The OTLP push carries the same values, under the OpenTelemetry names (bounded: it pushes every second)
             String[][] same = {{"kafka.server.brokertopicmetrics.messagesin", "kafka_server_brokertopicmetrics_messagesin_total"},
                     {"kafka.server.brokertopicmetrics.bytesin", "kafka_server_brokertopicmetrics_bytesin_total"},

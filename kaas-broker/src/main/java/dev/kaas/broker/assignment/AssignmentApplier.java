@@ -8,6 +8,7 @@ import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.storage.DescriptorHeadroom;
 import dev.kaas.broker.storage.LogConfig;
+import dev.kaas.broker.storage.LogObserver;
 import dev.kaas.broker.storage.PartitionLog;
 import dev.kaas.broker.storage.SerialExecutor;
 import dev.kaas.common.fs.AtomicFiles;
@@ -297,10 +298,14 @@ public class AssignmentApplier implements AssignmentReceiver {
             return;
         }
         try {
+            long start = System.nanoTime();
             PartitionLog log = PartitionLog.open(
                     PartitionLog.directory(partitions.dataDir(), t.topic().name(), t.topic().topicId(), tp.partition()),
                     tp, t.topic().topicId(), w.partition().leaderEpoch(), me,
                     partitions.logConfig(t.topic().configs()), System::currentTimeMillis, partitions.flush(), partitions.disk());
+            LogObserver observer = partitions.logObserver();
+            log.observe(observer);
+            observer.takeover(System.nanoTime() - start);
             descriptors.consumed(log.segmentCount() - 1);
             partitions.put(tp, new Replica(log, new SerialExecutor(partitions.writers())));
         } catch (Exception ex) {

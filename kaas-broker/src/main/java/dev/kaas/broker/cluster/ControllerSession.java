@@ -75,6 +75,8 @@ public class ControllerSession {
     private static final long INITIAL_BACKOFF_MS = 50;
     private static final long MAX_BACKOFF_MS = 1000;
     private volatile boolean stopping;
+    /** Streams opened since the broker started (the metrics' reconnect count). */
+    private final java.util.concurrent.atomic.AtomicLong connects = new java.util.concurrent.atomic.AtomicLong();
     private volatile int refusals;
     private volatile int unauthenticated;
     /** When the controller last sent anything on the current stream (its start, before that). */
@@ -116,6 +118,7 @@ public class ControllerSession {
             return;
         }
         int gen = ++generation;
+        connects.incrementAndGet();
         lastHeardNanos = System.nanoTime();
         accepted = false;
         silent = false;
@@ -241,6 +244,11 @@ public class ControllerSession {
      */
     static final int SILENT_REPORTS = 6;
     static final long SILENT_NANOS = TimeUnit.SECONDS.toNanos(6);
+
+    /** Streams to a controller this broker opened since it started. */
+    public long connects() {
+        return connects.get();
+    }
 
     /**
      * Sends what this broker leads and coordinates (see {@code Stats} in cluster.proto) on the

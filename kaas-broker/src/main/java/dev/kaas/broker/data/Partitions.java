@@ -3,6 +3,7 @@ package dev.kaas.broker.data;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.storage.LogCleaner;
 import dev.kaas.broker.storage.LogConfig;
+import dev.kaas.broker.storage.LogObserver;
 import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.fs.Disk;
 import io.quarkus.runtime.ShutdownEvent;
@@ -282,6 +283,17 @@ public class Partitions {
     /** For tests: the cleaner rounds scheduled now, one per running cleaner thread. */
     synchronized int runningCleanerRounds() {
         return (int) cleanerRounds.stream().filter(f -> !f.isDone()).count();
+    }
+
+    private volatile LogObserver logObserver = LogObserver.NONE;
+
+    /** Who sees every open log's group commits and every takeover (the metrics, once they exist). */
+    public LogObserver logObserver() {
+        return logObserver;
+    }
+
+    public void logObserver(LogObserver observer) {
+        this.logObserver = observer;
     }
 
     public Path dataDir() {

@@ -2,12 +2,17 @@ package dev.kaas.broker.health;
 
 import dev.kaas.broker.cluster.AssignmentApplied;
 import dev.kaas.broker.cluster.ClusterView;
+import dev.kaas.broker.cluster.ControllerSession;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.group.GroupShard;
 import dev.kaas.broker.metrics.BrokerMetrics;
+import dev.kaas.broker.storage.LogObserver;
+import dev.kaas.common.model.Assignment;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.Priority;
 import dev.kaas.broker.protocol.KafkaListeners;
 import dev.kaas.broker.protocol.RequestObserver;
 import dev.kaas.common.model.TopicAssignment;
@@ -44,8 +49,17 @@ public class MetricsEndpoint {
     @Produces
     @Singleton
     BrokerMetrics metrics(Partitions partitions, ClusterView view, Instance<KafkaListeners> listeners, Instance<GroupCoordinator> coordinator,
-                          BrokerConfig config) {
-        return new BrokerMetrics(new BrokerMetrics.Source() {
+                          Instance<ControllerSession> session, BrokerConfig config) {
+        BrokerMetrics metrics = new BrokerMetrics(new BrokerMetrics.Source() {
+            @Override
+            public BrokerMetrics.ControllerLink controllerLink() {
+                Assignment a = view.assignment();
+                if (a == null) {
+                    return null;
+                }
+                return new BrokerMetrics.ControllerLink(a.version(), a.controllerEpoch(), session.isResolvable() ? session.get().connects() : 0);
+            }
+
             @Override
             public boolean topicExists(String topic) {
                 return view.topic(topic) != null;
@@ -92,6 +106,23 @@ public class MetricsEndpoint {
 
         }, config.metrics().partitionMetrics(), config.metrics().maxSeries(), "broker-" + config.broker().id(),
                 config.metrics().otlpEndpoint().map(e -> new BrokerMetrics.Otlp(e, config.metrics().otlpInterval())).orElse(null));
+        partitions.logObserver(new LogObserver() {
+            @Override
+            public void groupCommit(long fsyncNanos, long fenceNanos, int appends) {
+                metrics.groupCommit(fsyncNanos, fenceNanos, appends);
+            }
+
+            @Override
+            public void takeover(long nanos) {
+                metrics.takeover(nanos);
+            }
+        });
+        return metrics;
+    }
+
+    /** Made before the first assignment is applied, so that every partition's log reports to them. */
+    void early(@Observes @Priority(100) StartupEvent ev, BrokerMetrics metrics) {
+        LOG.debugf("metrics ready");
     }
 
     /** A deleted topic's meters go once the assignment without it is applied, as Apache removes them. */

@@ -3,6 +3,7 @@ package dev.kaas.broker.metrics;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.DoubleHistogram;
+import io.opentelemetry.api.metrics.LongHistogram;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.context.Context;
@@ -64,6 +65,13 @@ public final class BrokerMetrics implements AutoCloseable {
         final LongAdder failedFetch = new LongAdder();
     }
 
+    /**
+     * The assignment this broker last received (its version and the controller epoch it was
+     * published under) and the streams to a controller it opened since it started.
+     */
+    public record ControllerLink(long assignmentVersion, long controllerEpoch, long streamConnects) {
+    }
+
     /** One partition this broker leads, as the Log gauges show it. */
     public record PartitionStat(String topic, int partition, long size, long logStartOffset, long logEndOffset) {
     }
@@ -88,6 +96,11 @@ public final class BrokerMetrics implements AutoCloseable {
 
         default GroupsStat groups() {
             return GroupsStat.NONE;
+        }
+
+        /** This broker's view of the controller; null before it has one. */
+        default ControllerLink controllerLink() {
+            return null;
         }
 
         default boolean topicExists(String topic) {
@@ -122,6 +135,15 @@ public final class BrokerMetrics implements AutoCloseable {
     private final SdkMeterProvider provider;
     private final PrometheusMetricReader prometheus;
     private final DoubleHistogram totalTime;
+    private final DoubleHistogram fsyncTime;
+    private final DoubleHistogram fenceTime;
+    private final LongHistogram commitAppends;
+    private final DoubleHistogram takeoverTime;
+    /** Group commit times, in milliseconds: a local SSD's tenth of a millisecond to a struggling NFS server's seconds. */
+    private static final List<Double> FSYNC_BUCKETS = List.of(0.1, 0.25, 0.5, 1d, 2d, 5d, 10d, 25d, 50d, 100d, 250d, 500d, 1000d, 5000d);
+    private static final List<Long> APPEND_BUCKETS = List.of(1L, 2L, 4L, 8L, 16L, 32L, 64L, 128L, 256L, 512L, 1024L);
+    private static final List<Double> TAKEOVER_BUCKETS = List.of(1d, 5d, 10d, 25d, 50d, 100d, 250d, 500d, 1000d, 2500d, 5000d, 10000d,
+            30000d);
     private final Source source;
 
     /** An OTLP/HTTP push of the metrics: the endpoint's full URL ({@code …/v1/metrics}) and the interval. */
@@ -217,6 +239,50 @@ public final class BrokerMetrics implements AutoCloseable {
             }
         }, partitionCount, leaderCount, size, logStart, logEnd);
         groupMetrics(meter);
+        this.fsyncTime = meter.histogramBuilder("kaas.log.fsync.time.ms")
+                .setDescription("Milliseconds of each group commit's fsync, which every acks=all append waits for.")
+                .setExplicitBucketBoundariesAdvice(FSYNC_BUCKETS).build();
+        this.fenceTime = meter.histogramBuilder("kaas.log.fence.check.time.ms")
+                .setDescription("Milliseconds of the fence check after each group commit's fsync (its count: the fence checks).")
+                .setExplicitBucketBoundariesAdvice(FSYNC_BUCKETS).build();
+        this.commitAppends = meter.histogramBuilder("kaas.log.group.commit.appends").ofLongs()
+                .setDescription("acks=all appends one fsync acknowledged: the group commit's effectiveness.")
+                .setExplicitBucketBoundariesAdvice(APPEND_BUCKETS).build();
+        this.takeoverTime = meter.histogramBuilder("kaas.partition.takeover.time.ms")
+                .setDescription("Milliseconds to open a partition under a new leader epoch: fence the previous writer, recover the tail "
+                        + "(its count: the takeovers).")
+                .setExplicitBucketBoundariesAdvice(TAKEOVER_BUCKETS).build();
+        ObservableLongMeasurement assignmentVersion = meter.gaugeBuilder("kaas.broker.assignment.version").ofLongs()
+                .setDescription("The version of the assignment this broker last received.").buildObserver();
+        ObservableLongMeasurement controllerEpoch = meter.gaugeBuilder("kaas.broker.controller.epoch").ofLongs()
+                .setDescription("The controller epoch that assignment was published under.").buildObserver();
+        // A cumulative count read from the session, a gauge as elsewhere.
+        ObservableLongMeasurement connects = meter.gaugeBuilder("kaas.broker.controller.stream.connects").ofLongs()
+                .setDescription("Streams to a controller this broker opened since it started: reconnects show as growth.").buildObserver();
+        meter.batchCallback(() -> {
+            ControllerLink link = source.controllerLink();
+            if (link != null) {
+                assignmentVersion.record(link.assignmentVersion());
+                controllerEpoch.record(link.controllerEpoch());
+                connects.record(link.streamConnects());
+            }
+        }, assignmentVersion, controllerEpoch, connects);
+    }
+
+    /** A group commit: its fsync's and fence check's times, and the appends it acknowledged. */
+    public void groupCommit(long fsyncNanos, long fenceNanos, int appends) {
+        if (fsyncNanos < 0) {
+            return;
+        }
+        Context root = Context.root();
+        fsyncTime.record(fsyncNanos / 1e6, Attributes.empty(), root);
+        fenceTime.record(fenceNanos / 1e6, Attributes.empty(), root);
+        commitAppends.record(appends, Attributes.empty(), root);
+    }
+
+    /** A partition taken over (opened under a new leader epoch). */
+    public void takeover(long nanos) {
+        takeoverTime.record(nanos / 1e6, Attributes.empty(), Context.root());
     }
 
     /** Apache's {@code GroupMetadataManager} gauges: the name of each, and the state it counts (null: every group). */

@@ -140,6 +140,7 @@ public final class PartitionLog {
     private final LongSupplier clock;
     private final Executor flushExecutor;
     private final Disk disk;
+    private volatile LogObserver observer = LogObserver.NONE;
     private final EpochFence fence;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
     private final ProducerStateTable producers = new ProducerStateTable();
@@ -1130,6 +1131,8 @@ public final class PartitionLog {
             unflushedMessages = 0;
         }
         Throwable failure = null;
+        long fsyncNanos = -1;
+        long fenceNanos = -1;
         try {
             if (closed) {
                 // close() acknowledged or failed every waiter it found; a round after it proves nothing.
@@ -1138,8 +1141,12 @@ public final class PartitionLog {
                 // A later fsync can succeed without the bytes an earlier one lost: it proves nothing.
                 failure = storageFailure();
             } else {
+                long start = System.nanoTime();
                 segment.flush();
+                long flushed = System.nanoTime();
+                fsyncNanos = flushed - start;
                 checkFence();
+                fenceNanos = System.nanoTime() - flushed;
             }
         } catch (Throwable t) {
             failure = t;
@@ -1205,7 +1212,18 @@ public final class PartitionLog {
             // Every round, not only when the loop runs dry: consumers waiting in Fetch see the new high watermark now.
             notifyHighWatermark();
         }
+        // After the acknowledgements, which must not wait on the metrics; and never into the flush loop.
+        try {
+            observer.groupCommit(fsyncNanos, fenceNanos, done.size());
+        } catch (RuntimeException e) {
+            LOG.debugf(e, "log observer failed partition=%s", tp);
+        }
         return more;
+    }
+
+    /** Who sees this log's group commits (the broker's metrics); {@link LogObserver#NONE} until set. */
+    public void observe(LogObserver observer) {
+        this.observer = observer;
     }
 
     private org.apache.kafka.common.errors.KafkaStorageException storageFailure() {

@@ -36,6 +36,11 @@ class BrokerMetricsTest {
         public BrokerMetrics.GroupsStat groups() {
             return groups;
         }
+
+        @Override
+        public BrokerMetrics.ControllerLink controllerLink() {
+            return new BrokerMetrics.ControllerLink(12, 3, 2);
+        }
     }
 
     static String scrape(BrokerMetrics m) throws Exception {
@@ -58,6 +63,9 @@ class BrokerMetricsTest {
             m.bytesOut("a", 300);
             m.requestDone(ApiKeys.PRODUCE, (short) 9, false, 2_000_000);
             m.requestDone(ApiKeys.FETCH, (short) 16, false, 1_000_000);
+            m.groupCommit(3_000_000, 200_000, 5);
+            m.groupCommit(400_000, 100_000, 1);
+            m.takeover(40_000_000);
 
             String text = scrape(m);
 
@@ -85,7 +93,17 @@ class BrokerMetricsTest {
                     .contains("kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance 0.0")
                     .contains("kafka_coordinator_group_groupmetadatamanager_numoffsets 9.0")
                     .contains("kafka_server_group_coordinator_metrics_group_completed_rebalance_count 4.0")
-                    .contains("kafka_server_group_coordinator_metrics_offset_commit_count 11.0");
+                    .contains("kafka_server_group_coordinator_metrics_offset_commit_count 11.0")
+                    .contains("kaas_log_fsync_time_ms_count 2")
+                    .contains("kaas_log_fsync_time_ms_bucket{le=\"0.5\"} 1")
+                    .contains("kaas_log_fsync_time_ms_bucket{le=\"5.0\"} 2")
+                    .contains("kaas_log_fence_check_time_ms_count 2")
+                    .contains("kaas_log_group_commit_appends_sum 6.0")
+                    .contains("kaas_log_group_commit_appends_bucket{le=\"4.0\"} 1")
+                    .contains("kaas_partition_takeover_time_ms_count 1")
+                    .contains("kaas_broker_assignment_version 12.0")
+                    .contains("kaas_broker_controller_epoch 3.0")
+                    .contains("kaas_broker_controller_stream_connects 2.0");
 
             // Groups that could not be read this time: their gauges are left out, not reported as zero
             source.groups = new BrokerMetrics.GroupsStat(null, 0, 4, 11);

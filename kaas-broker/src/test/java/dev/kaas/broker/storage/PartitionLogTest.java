@@ -133,6 +133,33 @@ class PartitionLogTest {
     }
 
     @Test
+    void everyGroupCommitIsObservedWithTheAppendsItAcknowledged() throws Exception {
+        PartitionLog log = open(0, Map.of());
+        List<long[]> rounds = java.util.Collections.synchronizedList(new ArrayList<>());
+        log.observe(new LogObserver() {
+            @Override
+            public void groupCommit(long fsyncNanos, long fenceNanos, int appends) {
+                rounds.add(new long[] {fsyncNanos, fenceNanos, appends});
+            }
+
+            @Override
+            public void takeover(long nanos) {
+            }
+        });
+
+        var first = log.append(batch("a"));
+        var second = log.append(batch("b"));
+        var third = log.append(batch("c"));
+        CompletableFuture.allOf(log.awaitDurable(first.lastOffset() + 1), log.awaitDurable(second.lastOffset() + 1),
+                log.awaitDurable(third.lastOffset() + 1)).get(10, TimeUnit.SECONDS);
+
+        assertThat(rounds).isNotEmpty();
+        assertThat(rounds.stream().mapToLong(r -> r[2]).sum()).as("every waiting append, once").isEqualTo(3);
+        assertThat(rounds).allSatisfy(r -> assertThat(r[0]).as("fsync time").isNotNegative());
+        assertThat(rounds).allSatisfy(r -> assertThat(r[1]).as("fence check time").isNotNegative());
+    }
+
+    @Test
     void appendAssignsOffsetsAndReadReturnsTheSameBytes() throws Exception {
         PartitionLog log = open(0, Map.of());
         appendDurably(log, batch("a", "b"));
