@@ -272,6 +272,17 @@ class MetricsIT {
             assertThat(sum(s, "kafka_network_requestmetrics_requests_total", "request", "Produce")
                     - sum(before, "kafka_network_requestmetrics_requests_total", "request", "Produce")).isEqualTo(RECORDS + 1);
             assertThat(delta(before, s, "kafka_network_requestmetrics_totaltimems_count", "request", "Fetch")).isEqualTo(FETCHES);
+            // Apache's parts of a request's time, each a histogram, adding up to its total
+            String[] parts = {"requestqueuetimems", "localtimems", "remotetimems", "responsequeuetimems", "responsesendtimems"};
+            double partsMs = 0;
+            for (String part : parts) {
+                String name = "kafka_network_requestmetrics_" + part;
+                assertThat(delta(before, s, name + "_count", "request", "Produce")).as(part).isEqualTo(RECORDS + 1);
+                partsMs += delta(before, s, name + "_sum", "request", "Produce");
+            }
+            assertThat(partsMs).isCloseTo(delta(before, s, "kafka_network_requestmetrics_totaltimems_sum", "request", "Produce"),
+                    org.assertj.core.data.Offset.offset(0.01));
+            assertThat(delta(before, s, "kafka_network_requestmetrics_throttletimems_sum", "request", "Produce")).isZero();
             assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
                     .as("this raw client at least").isGreaterThanOrEqualTo(1);
 

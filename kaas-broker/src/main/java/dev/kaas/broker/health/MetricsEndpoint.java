@@ -147,7 +147,8 @@ public class MetricsEndpoint {
     @Produces
     @Singleton
     RequestObserver requests(BrokerMetrics metrics) {
-        return metrics::requestDone;
+        return t -> metrics.requestDone(t.key, t.version, t.fromFollower, t.totalNanos, t.queueNanos, t.localNanos, t.remoteNanos,
+                t.responseQueueNanos, t.sendNanos, t.throttleMs);
     }
 
     void route(@Observes Router router, BrokerMetrics metrics) {

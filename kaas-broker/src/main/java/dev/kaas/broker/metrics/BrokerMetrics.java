@@ -2,11 +2,8 @@ package dev.kaas.broker.metrics;
 
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.metrics.DoubleHistogram;
-import io.opentelemetry.api.metrics.LongHistogram;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
-import io.opentelemetry.context.Context;
 import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
@@ -31,9 +28,9 @@ import org.apache.kafka.common.protocol.ApiKeys;
  * → {@code kafka_server_brokertopicmetrics_bytesin_total{topic="t"}}), so dashboards built for
  * Apache work unchanged. The mapping table is in src/docs/operations.md.
  *
- * <p>The hot path adds to {@link LongAdder}s and records one histogram value per request (the
- * SDK's histogram takes a short lock per record); the OpenTelemetry SDK reads the counters
- * through asynchronous instruments, one pass each, when a scrape asks. Counts follow Apache's rules: BytesIn and
+ * <p>The hot path only adds to {@link LongAdder}s, the histograms' buckets included
+ * ({@link Histograms}: the SDK's own histogram locks per value, which two event loops contend
+ * for); the OpenTelemetry SDK reads them, one pass each, when a scrape or an export asks. Counts follow Apache's rules: BytesIn and
  * MessagesIn count what was appended, TotalProduceRequests one per partition a Produce reached
  * the log with, FailedProduceRequests one per partition whose records failed validation or an
  * unexpected error (not a leadership, size, corruption or storage refusal, as Apache's
@@ -134,14 +131,28 @@ public final class BrokerMetrics implements AutoCloseable {
     private final int fetchFollower = fetchConsumer + 1;
     private final SdkMeterProvider provider;
     private final PrometheusMetricReader prometheus;
-    private final DoubleHistogram totalTime;
-    private final DoubleHistogram fsyncTime;
-    private final DoubleHistogram fenceTime;
-    private final LongHistogram commitAppends;
-    private final DoubleHistogram takeoverTime;
+    /** Apache's RequestMetrics time histograms, in the order {@link #requestDone} takes them. */
+    private static final String[] TIME_METRICS = {"totaltimems", "requestqueuetimems", "localtimems", "remotetimems", "responsequeuetimems",
+        "responsesendtimems", "throttletimems"};
+    private static final String[] TIME_DESCRIPTIONS = {
+        "Milliseconds from a request's frame read to its response handed to the socket.",
+        "Milliseconds from the frame read to its handler's start (parsing, the session's rights).",
+        "Milliseconds of the handler's own run on the event loop.",
+        "Milliseconds waiting for what the handler started: an fsync, a long-polling Fetch, a coordinator.",
+        "Milliseconds the finished response waited behind earlier ones of its connection.",
+        "Milliseconds encoding the response and handing it to the socket.",
+        "The quota delay the response carried, in milliseconds."};
+    private final Histograms histograms;
+    /** {@code [metric][name]}, made at a series' first value. */
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>[] requestTimes;
+    private final Histograms.Family[] timeFamilies = new Histograms.Family[TIME_METRICS.length];
+    private final Histograms.Series fsyncTime;
+    private final Histograms.Series fenceTime;
+    private final Histograms.Series commitAppends;
+    private final Histograms.Series takeoverTime;
     /** Group commit times, in milliseconds: a local SSD's tenth of a millisecond to a struggling NFS server's seconds. */
     private static final List<Double> FSYNC_BUCKETS = List.of(0.1, 0.25, 0.5, 1d, 2d, 5d, 10d, 25d, 50d, 100d, 250d, 500d, 1000d, 5000d);
-    private static final List<Long> APPEND_BUCKETS = List.of(1L, 2L, 4L, 8L, 16L, 32L, 64L, 128L, 256L, 512L, 1024L);
+    private static final List<Double> APPEND_BUCKETS = List.of(1d, 2d, 4d, 8d, 16d, 32d, 64d, 128d, 256d, 512d, 1024d);
     private static final List<Double> TAKEOVER_BUCKETS = List.of(1d, 5d, 10d, 25d, 50d, 100d, 250d, 500d, 1000d, 2500d, 5000d, 10000d,
             30000d);
     private final Source source;
@@ -174,9 +185,11 @@ public final class BrokerMetrics implements AutoCloseable {
         this.prometheus = new PrometheusMetricReader(false, null);
         Attributes service = instance.isEmpty() ? Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker")
                 : Attributes.of(AttributeKey.stringKey("service.name"), "kaas-broker", AttributeKey.stringKey("service.instance.id"), instance);
+        this.histograms = new Histograms("dev.kaas.broker", System.currentTimeMillis() * 1_000_000L);
         SdkMeterProviderBuilder builder = SdkMeterProvider.builder()
                 .setResource(Resource.getDefault().merge(Resource.create(service)))
-                .registerMetricReader(prometheus, type -> maxSeries);
+                .registerMetricReader(prometheus, type -> maxSeries)
+                .registerMetricProducer(histograms);
         if (otlp != null) {
             // Throws on a malformed endpoint: the broker does not start with a setting it cannot honour. No retries: the
             // next push carries the cumulative values anyway, and retries would hold the broker's stop behind a dead receiver.
@@ -207,9 +220,21 @@ public final class BrokerMetrics implements AutoCloseable {
         meter.counterBuilder("kafka.network.requestmetrics.requests").setDescription("Requests answered, by request type and version.")
                 .buildWithCallback(m -> requests.forEach((kv, count) -> m.record(count.sum(),
                         Attributes.of(REQUEST, names[kv >>> 16], VERSION, Integer.toString(kv & 0xffff)))));
-        this.totalTime = meter.histogramBuilder("kafka.network.requestmetrics.totaltimems")
-                .setDescription("Milliseconds from a request's frame read to its response handed to the socket.")
-                .setExplicitBucketBoundariesAdvice(TIME_BUCKETS).build();
+        @SuppressWarnings("unchecked")
+        java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>[] times = new java.util.concurrent.atomic.AtomicReferenceArray[TIME_METRICS.length];
+        this.requestTimes = times;
+        for (int m = 0; m < TIME_METRICS.length; m++) {
+            var byName = new java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>(names.length);
+            times[m] = byName;
+            timeFamilies[m] = histograms.family("kafka.network.requestmetrics." + TIME_METRICS[m], TIME_DESCRIPTIONS[m], TIME_BUCKETS, each -> {
+                for (int n = 0; n < byName.length(); n++) {
+                    Histograms.Series series = byName.get(n);
+                    if (series != null) {
+                        each.accept(requestAttributes[n], series);
+                    }
+                }
+            });
+        }
         meter.gaugeBuilder("kafka.server.socket.server.metrics.connection.count").ofLongs()
                 .setDescription("Open client connections, by listener.")
                 .buildWithCallback(m -> source.connections().forEach((listener, n) ->
@@ -239,19 +264,15 @@ public final class BrokerMetrics implements AutoCloseable {
             }
         }, partitionCount, leaderCount, size, logStart, logEnd);
         groupMetrics(meter);
-        this.fsyncTime = meter.histogramBuilder("kaas.log.fsync.time.ms")
-                .setDescription("Milliseconds of each group commit's fsync, which every acks=all append waits for.")
-                .setExplicitBucketBoundariesAdvice(FSYNC_BUCKETS).build();
-        this.fenceTime = meter.histogramBuilder("kaas.log.fence.check.time.ms")
-                .setDescription("Milliseconds of the fence check after each group commit's fsync (its count: the fence checks).")
-                .setExplicitBucketBoundariesAdvice(FSYNC_BUCKETS).build();
-        this.commitAppends = meter.histogramBuilder("kaas.log.group.commit.appends").ofLongs()
-                .setDescription("acks=all appends one fsync acknowledged: the group commit's effectiveness.")
-                .setExplicitBucketBoundariesAdvice(APPEND_BUCKETS).build();
-        this.takeoverTime = meter.histogramBuilder("kaas.partition.takeover.time.ms")
-                .setDescription("Milliseconds to open a partition under a new leader epoch: fence the previous writer, recover the tail "
-                        + "(its count: the takeovers).")
-                .setExplicitBucketBoundariesAdvice(TAKEOVER_BUCKETS).build();
+        this.fsyncTime = single("kaas.log.fsync.time.ms",
+                "Milliseconds of each group commit's fsync, which every acks=all append waits for.", FSYNC_BUCKETS);
+        this.fenceTime = single("kaas.log.fence.check.time.ms",
+                "Milliseconds of the fence check after each group commit's fsync (its count: the fence checks).", FSYNC_BUCKETS);
+        this.commitAppends = single("kaas.log.group.commit.appends",
+                "acks=all appends one fsync acknowledged: the group commit's effectiveness.", APPEND_BUCKETS);
+        this.takeoverTime = single("kaas.partition.takeover.time.ms",
+                "Milliseconds to open a partition under a new leader epoch: fence the previous writer, recover the tail "
+                        + "(its count: the takeovers).", TAKEOVER_BUCKETS);
         ObservableLongMeasurement assignmentVersion = meter.gaugeBuilder("kaas.broker.assignment.version").ofLongs()
                 .setDescription("The version of the assignment this broker last received.").buildObserver();
         ObservableLongMeasurement controllerEpoch = meter.gaugeBuilder("kaas.broker.controller.epoch").ofLongs()
@@ -269,20 +290,27 @@ public final class BrokerMetrics implements AutoCloseable {
         }, assignmentVersion, controllerEpoch, connects);
     }
 
+    /** A histogram of one series, without attributes. */
+    private Histograms.Series single(String name, String description, List<Double> buckets) {
+        Histograms.Series[] one = new Histograms.Series[1];
+        Histograms.Family f = histograms.family(name, description, buckets, each -> each.accept(Attributes.empty(), one[0]));
+        one[0] = f.newSeries();
+        return one[0];
+    }
+
     /** A group commit: its fsync's and fence check's times, and the appends it acknowledged. */
     public void groupCommit(long fsyncNanos, long fenceNanos, int appends) {
         if (fsyncNanos < 0) {
             return;
         }
-        Context root = Context.root();
-        fsyncTime.record(fsyncNanos / 1e6, Attributes.empty(), root);
-        fenceTime.record(fenceNanos / 1e6, Attributes.empty(), root);
-        commitAppends.record(appends, Attributes.empty(), root);
+        fsyncTime.record(fsyncNanos / 1e6);
+        fenceTime.record(fenceNanos / 1e6);
+        commitAppends.record(appends);
     }
 
     /** A partition taken over (opened under a new leader epoch). */
     public void takeover(long nanos) {
-        takeoverTime.record(nanos / 1e6, Attributes.empty(), Context.root());
+        takeoverTime.record(nanos / 1e6);
     }
 
     /** Apache's {@code GroupMetadataManager} gauges: the name of each, and the state it counts (null: every group). */
@@ -392,26 +420,49 @@ public final class BrokerMetrics implements AutoCloseable {
     }
 
     /**
-     * A request answered (or, for acks=0, done): counted by name and version, its time in the
-     * histogram; a Fetch also as FetchConsumer or FetchFollower, as Apache counts it.
+     * A request answered (or, for acks=0, done): counted by name and version, its times (Apache's
+     * RequestMetrics parts, in nanoseconds; the throttle in milliseconds) in the histograms; a Fetch
+     * also as FetchConsumer or FetchFollower, as Apache counts it.
      */
-    public void requestDone(ApiKeys key, short version, boolean fromFollower, long nanos) {
-        double ms = nanos / 1e6;
-        count(key.ordinal(), version, ms);
+    public void requestDone(ApiKeys key, short version, boolean fromFollower, long totalNanos, long queueNanos, long localNanos,
+                            long remoteNanos, long responseQueueNanos, long sendNanos, int throttleMs) {
+        count(key.ordinal(), version, totalNanos, queueNanos, localNanos, remoteNanos, responseQueueNanos, sendNanos, throttleMs);
         if (key == ApiKeys.FETCH) {
-            count(fromFollower ? fetchFollower : fetchConsumer, version, ms);
+            count(fromFollower ? fetchFollower : fetchConsumer, version, totalNanos, queueNanos, localNanos, remoteNanos, responseQueueNanos,
+                    sendNanos, throttleMs);
         }
     }
 
-    private void count(int name, short version, double ms) {
+    /** A request answered in {@code nanos}, its parts unknown (all of it counted as local time). */
+    public void requestDone(ApiKeys key, short version, boolean fromFollower, long nanos) {
+        requestDone(key, version, fromFollower, nanos, 0, nanos, 0, 0, 0, 0);
+    }
+
+    private void count(int name, short version, long totalNanos, long queueNanos, long localNanos, long remoteNanos, long responseQueueNanos,
+                       long sendNanos, int throttleMs) {
         int kv = name << 16 | (version & 0xffff);
         LongAdder count = requests.get(kv);
         if (count == null) {
             count = requests.computeIfAbsent(kv, x -> new LongAdder());
         }
         count.increment();
-        // The root context: no trace or exemplar lookup on the hot path.
-        totalTime.record(ms, requestAttributes[name], Context.root());
+        series(0, name).record(totalNanos / 1e6);
+        series(1, name).record(queueNanos / 1e6);
+        series(2, name).record(localNanos / 1e6);
+        series(3, name).record(remoteNanos / 1e6);
+        series(4, name).record(responseQueueNanos / 1e6);
+        series(5, name).record(sendNanos / 1e6);
+        series(6, name).record(throttleMs);
+    }
+
+    private Histograms.Series series(int metric, int name) {
+        var byName = requestTimes[metric];
+        Histograms.Series s = byName.get(name);
+        if (s == null) {
+            byName.compareAndSet(name, null, timeFamilies[metric].newSeries());
+            s = byName.get(name);
+        }
+        return s;
     }
 
     /** The Prometheus text format (0.0.4) of everything, as a scrape reads it. */

@@ -99,6 +99,10 @@ final class RequestPipeline {
         final RequestContext.Throttle throttle;
         /** When the request's frame was taken off the socket (System.nanoTime). */
         final long received = System.nanoTime();
+        /** When its handler started and returned, and when what it returned completed (System.nanoTime). */
+        long handlerStart = received;
+        long handlerEnd = received;
+        long completedAt = received;
 
         Pending(RequestHeader header, AbstractRequest request, short responseVersion, FrameDecoder.Frame frame) {
             this.header = header;
@@ -277,13 +281,16 @@ final class RequestPipeline {
                 stage = CompletableFuture.failedFuture(new CloseConnection("the authorizer has no ACLs yet"));
             } else {
                 long started = System.nanoTime();
+                p.handlerStart = started;
                 p.throttle.handling(true);
                 try {
                     stage = registry.handler(key).handle(new RequestContext(header, listenerName, host, principal,
                             transport.securityProtocol(), p.throttle, rights), request);
                 } finally {
                     p.throttle.handling(false);
-                    p.throttle.addThreadNanos(System.nanoTime() - started);
+                    long ended = System.nanoTime();
+                    p.handlerEnd = ended;
+                    p.throttle.addThreadNanos(ended - started);
                 }
             }
         } catch (Throwable t) {
@@ -379,6 +386,7 @@ final class RequestPipeline {
     }
 
     private void complete(Pending p, ApiMessage msg, Throwable err) {
+        p.completedAt = System.nanoTime();
         p.frame.release();
         p.done = true;
         Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
@@ -483,12 +491,9 @@ final class RequestPipeline {
                 return;
             }
             int delay = p.throttle.ms();
-            if (p.request != null) {
-                // Parsed requests only: a SASL token or a refused frame is not one of Apache's request types.
-                observer.done(p.header.apiKey(), p.header.apiVersion(),
-                        p.request instanceof org.apache.kafka.common.requests.FetchRequest f && f.isFromFollower(), System.nanoTime() - p.received);
-            }
+            long dequeued = System.nanoTime();
             if (p.response == null || closed) {
+                observe(p, dequeued, dequeued, delay);
                 if (delay > 0 && !closed) {
                     // acks=0 gets no response, and is still held to its quota.
                     throttle(delay);
@@ -510,12 +515,36 @@ final class RequestPipeline {
                 close();
                 return;
             }
+            observe(p, dequeued, System.nanoTime(), delay);
             if (delay > 0) {
                 throttle(delay);
             }
         }
         writeHeap(heap);
         transport.readable(accepting());
+    }
+
+    /** The connection's timing, refilled per request (the loop is its only thread). */
+    private final RequestTiming timing = new RequestTiming();
+
+    /** Parsed requests only: a SASL token or a refused frame is not one of Apache's request types. */
+    private void observe(Pending p, long dequeued, long sent, int throttleMs) {
+        if (p.request == null) {
+            return;
+        }
+        RequestTiming t = timing;
+        t.key = p.header.apiKey();
+        t.version = p.header.apiVersion();
+        t.fromFollower = p.request instanceof org.apache.kafka.common.requests.FetchRequest f && f.isFromFollower();
+        t.queueNanos = p.handlerStart - p.received;
+        t.localNanos = p.handlerEnd - p.handlerStart;
+        // A request answered without a handler (authentication, a refusal) completes before "handlerEnd" is ever set.
+        t.remoteNanos = Math.max(0, p.completedAt - p.handlerEnd);
+        t.responseQueueNanos = Math.max(0, dequeued - p.completedAt);
+        t.sendNanos = sent - dequeued;
+        t.totalNanos = sent - p.received;
+        t.throttleMs = throttleMs;
+        observer.done(t);
     }
 
     private void writeHeap(java.util.List<ByteBuffer> heap) {

@@ -61,7 +61,7 @@ class BrokerMetricsTest {
             m.produceFailed("b");
             m.fetchRequest("a");
             m.bytesOut("a", 300);
-            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, 2_000_000);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, 2_000_000, 100_000, 300_000, 1_500_000, 50_000, 50_000, 0);
             m.requestDone(ApiKeys.FETCH, (short) 16, false, 1_000_000);
             m.groupCommit(3_000_000, 200_000, 5);
             m.groupCommit(400_000, 100_000, 1);
@@ -78,6 +78,14 @@ class BrokerMetricsTest {
                     .contains("kafka_network_requestmetrics_requests_total{request=\"Produce\",version=\"9\"} 1.0")
                     .contains("kafka_network_requestmetrics_totaltimems_bucket{request=\"Produce\",le=\"2.0\"} 1")
                     .contains("kafka_network_requestmetrics_totaltimems_count{request=\"Produce\"} 1")
+                    .contains("kafka_network_requestmetrics_requestqueuetimems_bucket{request=\"Produce\",le=\"0.5\"} 1")
+                    .contains("kafka_network_requestmetrics_localtimems_sum{request=\"Produce\"} 0.3")
+                    .contains("kafka_network_requestmetrics_remotetimems_bucket{request=\"Produce\",le=\"1.0\"} 0")
+                    .contains("kafka_network_requestmetrics_remotetimems_bucket{request=\"Produce\",le=\"2.0\"} 1")
+                    .contains("kafka_network_requestmetrics_responsequeuetimems_count{request=\"Produce\"} 1")
+                    .contains("kafka_network_requestmetrics_responsesendtimems_count{request=\"Produce\"} 1")
+                    .contains("kafka_network_requestmetrics_throttletimems_sum{request=\"Produce\"} 0.0")
+                    .contains("kafka_network_requestmetrics_localtimems_count{request=\"FetchConsumer\"} 1")
                     .contains("kafka_network_requestmetrics_requests_total{request=\"Fetch\",version=\"16\"} 1.0")
                     .contains("kafka_network_requestmetrics_requests_total{request=\"FetchConsumer\",version=\"16\"} 1.0")
                     .doesNotContain("FetchFollower")

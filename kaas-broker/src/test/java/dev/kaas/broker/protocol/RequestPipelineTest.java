@@ -156,6 +156,37 @@ class RequestPipelineTest {
         assertThat(memory.reserved()).as("every frame's bytes released once answered").isZero();
     }
 
+    /** What an observer was told of each request: remote, response-queue, sum of the parts, total (nanoseconds). */
+    record Seen(int correlationOrder, long remote, long responseQueue, long partsSum, long total) {
+    }
+
+    @Test
+    void theObserverSeesApachesTimePartsAddingUpToTheTotal() throws Exception {
+        List<Seen> seen = new ArrayList<>();
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
+                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, t -> {
+                    assertThat(t.key).isEqualTo(ApiKeys.METADATA);
+                    seen.add(new Seen(seen.size(), t.remoteNanos, t.responseQueueNanos,
+                            t.queueNanos + t.localNanos + t.remoteNanos + t.responseQueueNanos + t.sendNanos, t.totalNanos));
+                });
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+
+        // Request 2's handler finishes after 20 ms; its response then waits 20 ms more behind request 1's
+        Thread.sleep(20);
+        handler.answer(2);
+        Thread.sleep(20);
+        handler.answer(1);
+
+        assertThat(seen).hasSize(2);
+        long ms = 1_000_000;
+        assertThat(seen.get(0).remote()).as("request 1 waited 40 ms for its handler's answer").isGreaterThanOrEqualTo(40 * ms);
+        assertThat(seen.get(0).responseQueue()).as("and went out at once").isLessThan(20 * ms);
+        assertThat(seen.get(1).remote()).isBetween(20 * ms, 40 * ms);
+        assertThat(seen.get(1).responseQueue()).as("request 2 waited behind request 1").isGreaterThanOrEqualTo(20 * ms);
+        assertThat(seen).allSatisfy(s -> assertThat(s.partsSum()).isEqualTo(s.total()));
+    }
+
     @Test
     void aResponseReadyAloneIsWrittenAtOnce() {
         RequestPipeline p = pipeline(16);
