@@ -58,7 +58,8 @@ class MetricsIT {
 
     @RegisterExtension
     static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
-            "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s"));
+            "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s",
+            "quarkus.log.console.json", "true"));
 
     @AfterAll
     static void stopReceiver() {
@@ -393,6 +394,35 @@ class MetricsIT {
             assertThat(value(ctl, "kaas_controller_leader")).isEqualTo(1);
             assertThat(value(ctl, "kafka_brokers")).isEqualTo(1);
             assertThat(value(ctl, "kaas_controller_assignment_version")).isGreaterThan(0);
+
+            // Every series the sample Grafana dashboard charts is one the broker or the controller serves
+            String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of("..", "k8s", "monitoring", "grafana-dashboard.json"));
+            java.util.Set<String> served = new java.util.HashSet<>();
+            s.forEach(x -> served.add(x.name()));
+            ctl.forEach(x -> served.add(x.name()));
+            Matcher names = Pattern.compile("\\b((?:kafka|kaas)_[a-z_]+)").matcher(dashboard);
+            java.util.Set<String> charted = new java.util.TreeSet<>();
+            while (names.find()) {
+                charted.add(names.group(1));
+            }
+            assertThat(charted).hasSizeGreaterThan(15);
+            assertThat(served).containsAll(charted);
         }
+    }
+
+    /** With the JSON switch on, every broker log line is a JSON object naming the broker and, once it has one, the controller epoch. */
+    @Test
+    void jsonLogsNameTheBrokerAndTheControllerEpoch() throws Exception {
+        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<String> lines = java.nio.file.Files.readAllLines(cluster.brokerLog()).stream().filter(l -> !l.isBlank()).toList();
+        assertThat(lines).isNotEmpty();
+        boolean epoch = false;
+        for (String line : lines) {
+            var node = mapper.readTree(line);
+            assertThat(node.path("message").isTextual()).as(line).isTrue();
+            assertThat(node.path("mdc").path("broker.id").asText()).as(line).isEqualTo("1");
+            epoch |= node.path("mdc").path("controller.epoch").asText().matches("\\d+");
+        }
+        assertThat(epoch).as("a line after the first assignment carries the controller epoch").isTrue();
     }
 }

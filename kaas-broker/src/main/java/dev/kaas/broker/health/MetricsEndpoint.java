@@ -105,7 +105,7 @@ public class MetricsEndpoint {
             }
 
         }, config.metrics().partitionMetrics(), config.metrics().maxSeries(), "broker-" + config.broker().id(),
-                config.metrics().otlpEndpoint().map(e -> new BrokerMetrics.Otlp(e, config.metrics().otlpInterval())).orElse(null));
+                config.metrics().otlpEndpoint().map(e -> new BrokerMetrics.Otlp(checkedPath(e), config.metrics().otlpInterval())).orElse(null));
         partitions.logObserver(new LogObserver() {
             @Override
             public void groupCommit(long fsyncNanos, long fenceNanos, int appends) {
@@ -128,6 +128,7 @@ public class MetricsEndpoint {
     /** A deleted topic's meters go once the assignment without it is applied, as Apache removes them. */
     void onApplied(@Observes AssignmentApplied applied, BrokerMetrics metrics) {
         try {
+            LogContext.controllerEpoch(applied.assignment().controllerEpoch());
             Set<String> names = new HashSet<>();
             for (TopicAssignment t : applied.assignment().topics()) {
                 names.add(t.topic().name());
@@ -137,6 +138,19 @@ public class MetricsEndpoint {
             // A synchronous observer that throws skips the others (the coordinators' releases): never.
             LOG.warnf("metrics of deleted topics not dropped: %s", e.toString());
         }
+    }
+
+    /** The endpoint is used as given: one without a path would post every push to "/", where receivers answer 404. */
+    static String checkedPath(String endpoint) {
+        try {
+            String path = java.net.URI.create(endpoint).getPath();
+            if (path == null || path.isEmpty() || path.equals("/")) {
+                LOG.warnf("kaas.metrics.otlp-endpoint %s has no path: OTLP/HTTP receivers take metrics at /v1/metrics", endpoint);
+            }
+        } catch (IllegalArgumentException e) {
+            // The exporter refuses it with its own message.
+        }
+        return endpoint;
     }
 
     void close(@Disposes BrokerMetrics metrics) {

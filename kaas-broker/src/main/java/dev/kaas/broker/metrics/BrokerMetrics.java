@@ -292,10 +292,9 @@ public final class BrokerMetrics implements AutoCloseable {
 
     /** A histogram of one series, without attributes. */
     private Histograms.Series single(String name, String description, List<Double> buckets) {
-        Histograms.Series[] one = new Histograms.Series[1];
-        Histograms.Family f = histograms.family(name, description, buckets, each -> each.accept(Attributes.empty(), one[0]));
-        one[0] = f.newSeries();
-        return one[0];
+        Histograms.Series series = new Histograms.Series(buckets.stream().mapToDouble(Double::doubleValue).toArray());
+        histograms.family(name, description, buckets, each -> each.accept(Attributes.empty(), series));
+        return series;
     }
 
     /** A group commit: its fsync's and fence check's times, and the appends it acknowledged. */

@@ -45,9 +45,21 @@ public record RequestContext(RequestHeader header, String listenerName, String c
 
         private final java.util.concurrent.atomic.AtomicLong threadNanos = new java.util.concurrent.atomic.AtomicLong();
         private volatile boolean requestQuotaRecorded;
+        /** The request's header, for the log lines its handler writes (null: unknown). */
+        private final RequestHeader header;
 
         public Throttle(int requestBytes) {
+            this(requestBytes, null);
+        }
+
+        public Throttle(int requestBytes, RequestHeader header) {
             this.requestBytes = requestBytes;
+            this.header = header;
+        }
+
+        /** The header of the request this throttle belongs to, or null. */
+        public RequestHeader header() {
+            return header;
         }
 
         /** The request's size without its size field (Apache's request.sizeInBytes), as Apache's produce quota counts it. */

@@ -86,7 +86,10 @@ final class RequestPipeline {
     /** A request asked to close the connection: nothing more is read; earlier requests are still answered. */
     private boolean closing;
 
-    private static final class Pending {
+    /** When the frame being dispatched reached {@link #onFrame} (System.nanoTime): the start of its request's time. */
+    private long frameArrived;
+
+    private final class Pending {
         final RequestHeader header;
         final AbstractRequest request;
         final short responseVersion;
@@ -97,8 +100,8 @@ final class RequestPipeline {
         boolean failAfter;
         ApiMessage response;
         final RequestContext.Throttle throttle;
-        /** When the request's frame was taken off the socket (System.nanoTime). */
-        final long received = System.nanoTime();
+        /** When the request's frame reached the pipeline, before its header was parsed (System.nanoTime). */
+        final long received = frameArrived;
         /** When its handler started and returned, and when what it returned completed (System.nanoTime). */
         long handlerStart = received;
         long handlerEnd = received;
@@ -110,7 +113,7 @@ final class RequestPipeline {
             this.responseVersion = responseVersion;
             this.frame = frame;
             // Apache's request.sizeInBytes: the frame without its size field.
-            this.throttle = new RequestContext.Throttle(frame == null ? 0 : frame.buffer().limit());
+            this.throttle = new RequestContext.Throttle(frame == null ? 0 : frame.buffer().limit(), header);
         }
     }
 
@@ -195,6 +198,7 @@ final class RequestPipeline {
 
     /** Takes one frame; its memory is released once its response is decided. */
     void onFrame(FrameDecoder.Frame frame) {
+        frameArrived = System.nanoTime();
         if (closed || closing) {
             frame.release();
             return;
@@ -311,9 +315,15 @@ final class RequestPipeline {
         Pending p = new Pending(header, request, version, frame);
         pending.add(p);
         try {
-            ApiMessage answer = key == ApiKeys.SASL_HANDSHAKE
-                    ? sasl.handshake(((org.apache.kafka.common.requests.SaslHandshakeRequest) request).data(), version)
-                    : sasl.authenticate(((org.apache.kafka.common.requests.SaslAuthenticateRequest) request).data());
+            p.handlerStart = System.nanoTime();
+            ApiMessage answer;
+            try {
+                answer = key == ApiKeys.SASL_HANDSHAKE
+                        ? sasl.handshake(((org.apache.kafka.common.requests.SaslHandshakeRequest) request).data(), version)
+                        : sasl.authenticate(((org.apache.kafka.common.requests.SaslAuthenticateRequest) request).data());
+            } finally {
+                p.handlerEnd = System.nanoTime();
+            }
             // Apache authenticates on its network threads, outside any request quota.
             p.throttle.requestQuotaRecorded();
             complete(p, answer, null);

@@ -1215,7 +1215,7 @@ public final class PartitionLog {
         // After the acknowledgements, which must not wait on the metrics; and never into the flush loop.
         try {
             observer.groupCommit(fsyncNanos, fenceNanos, done.size());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.debugf(e, "log observer failed partition=%s", tp);
         }
         return more;

@@ -144,6 +144,13 @@ public class ControllerRuntime {
      * API server gone) holds the controller loop, so the step-down point is checked here too, and
      * readiness drops on time whatever the loop is doing.
      */
+    /** The lease epoch this process writes under (-1: none), for its log lines; any thread. */
+    private static volatile long epochForLogs = -1;
+
+    public static long epochForLogs() {
+        return epochForLogs;
+    }
+
     public boolean isLeader() {
         return leader && System.currentTimeMillis() < writableUntilMs;
     }
@@ -209,6 +216,7 @@ public class ControllerRuntime {
     private void publishLeadership() {
         writableUntilMs = core.writableUntilMs();
         leader = core.isLeader();
+        epochForLogs = core.epoch();
         if (core.reconcileUnfinished()) {
             // Queued behind whatever is due (a lease renewal first).
             requestReconcile();

@@ -36,7 +36,20 @@ public class MetricsEndpoint {
                 return null;
             }
         }, config.metrics().maxSeries(), config.controller().id().orElseGet(ControllerRuntime::defaultHolder),
-                config.metrics().otlpEndpoint().map(e -> new ControllerMetrics.Otlp(e, config.metrics().otlpInterval())).orElse(null));
+                config.metrics().otlpEndpoint().map(e -> new ControllerMetrics.Otlp(checkedPath(e), config.metrics().otlpInterval())).orElse(null));
+    }
+
+    /** The endpoint is used as given: one without a path would post every push to "/", where receivers answer 404. */
+    static String checkedPath(String endpoint) {
+        try {
+            String path = java.net.URI.create(endpoint).getPath();
+            if (path == null || path.isEmpty() || path.equals("/")) {
+                LOG.warnf("kaas.metrics.otlp-endpoint %s has no path: OTLP/HTTP receivers take metrics at /v1/metrics", endpoint);
+            }
+        } catch (IllegalArgumentException e) {
+            // The exporter refuses it with its own message.
+        }
+        return endpoint;
     }
 
     void close(@Disposes ControllerMetrics metrics) {
