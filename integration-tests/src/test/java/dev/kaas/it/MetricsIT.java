@@ -284,6 +284,9 @@ class MetricsIT {
             assertThat(partsMs).isCloseTo(delta(before, s, "kafka_network_requestmetrics_totaltimems_sum", "request", "Produce"),
                     org.assertj.core.data.Offset.offset(0.01));
             assertThat(delta(before, s, "kafka_network_requestmetrics_throttletimems_sum", "request", "Produce")).isZero();
+            assertThat(delta(before, s, "kafka_network_requestmetrics_requestbytes_count", "request", "Produce")).isEqualTo(RECORDS + 1);
+            assertThat(delta(before, s, "kafka_network_requestmetrics_requestbytes_sum", "request", "Produce"))
+                    .as("each carries a 100-byte value").isGreaterThan((RECORDS + 1) * 100.0);
             assertThat(value(s, "kafka_server_socket_server_metrics_connection_count", "listener", "PLAINTEXT", "networkProcessor", "0"))
                     .as("this raw client at least").isGreaterThanOrEqualTo(1);
 

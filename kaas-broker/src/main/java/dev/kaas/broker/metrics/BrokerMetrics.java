@@ -146,6 +146,11 @@ public final class BrokerMetrics implements AutoCloseable {
     /** {@code [metric][name]}, made at a series' first value. */
     private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>[] requestTimes;
     private final Histograms.Family[] timeFamilies = new Histograms.Family[TIME_METRICS.length];
+    /** Request sizes by request name, Apache's RequestBytes: a 64-byte Metadata to a 100 MiB Produce. */
+    private static final List<Double> BYTE_BUCKETS = List.of(64d, 256d, 1024d, 4096d, 16384d, 65536d, 262144d, 1048576d, 4194304d,
+            16777216d, 67108864d, 104857600d);
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> requestBytes;
+    private final Histograms.Family requestBytesFamily;
     private final Histograms.Series fsyncTime;
     private final Histograms.Series fenceTime;
     private final Histograms.Series commitAppends;
@@ -264,6 +269,17 @@ public final class BrokerMetrics implements AutoCloseable {
             }
         }, partitionCount, leaderCount, size, logStart, logEnd);
         groupMetrics(meter);
+        var bytesByName = new java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>(names.length);
+        this.requestBytes = bytesByName;
+        this.requestBytesFamily = histograms.family("kafka.network.requestmetrics.requestbytes",
+                "Request sizes in bytes (without the size field).", BYTE_BUCKETS, each -> {
+                    for (int n = 0; n < bytesByName.length(); n++) {
+                        Histograms.Series series = bytesByName.get(n);
+                        if (series != null) {
+                            each.accept(requestAttributes[n], series);
+                        }
+                    }
+                });
         this.fsyncTime = single("kaas.log.fsync.time.ms",
                 "Milliseconds of each group commit's fsync, which every acks=all append waits for.", FSYNC_BUCKETS);
         this.fenceTime = single("kaas.log.fence.check.time.ms",
@@ -418,40 +434,51 @@ public final class BrokerMetrics implements AutoCloseable {
         all.bytesOut.add(bytes);
     }
 
+    /** Where each part of a request's time is in the array {@link #requestDone} takes, in Apache's order. */
+    public static final int TOTAL = 0;
+    public static final int QUEUE = 1;
+    public static final int LOCAL = 2;
+    public static final int REMOTE = 3;
+    public static final int RESPONSE_QUEUE = 4;
+    public static final int SEND = 5;
+    /** How many parts the array holds. */
+    public static final int PARTS = 6;
+
     /**
      * A request answered (or, for acks=0, done): counted by name and version, its times (Apache's
-     * RequestMetrics parts, in nanoseconds; the throttle in milliseconds) in the histograms; a Fetch
-     * also as FetchConsumer or FetchFollower, as Apache counts it.
+     * RequestMetrics parts, in nanoseconds, indexed {@link #TOTAL} to {@link #SEND}; the throttle in
+     * milliseconds) and size in the histograms; a Fetch also as FetchConsumer or FetchFollower, as
+     * Apache counts it. One loop over the parts, not a call each: this is inlined into the
+     * connection's response path, whose compiled size it should barely grow.
      */
-    public void requestDone(ApiKeys key, short version, boolean fromFollower, long totalNanos, long queueNanos, long localNanos,
-                            long remoteNanos, long responseQueueNanos, long sendNanos, int throttleMs) {
-        count(key.ordinal(), version, totalNanos, queueNanos, localNanos, remoteNanos, responseQueueNanos, sendNanos, throttleMs);
+    public void requestDone(ApiKeys key, short version, boolean fromFollower, long[] partNanos, int throttleMs, int requestBytes) {
+        count(key.ordinal(), version, partNanos, throttleMs, requestBytes);
         if (key == ApiKeys.FETCH) {
-            count(fromFollower ? fetchFollower : fetchConsumer, version, totalNanos, queueNanos, localNanos, remoteNanos, responseQueueNanos,
-                    sendNanos, throttleMs);
+            count(fromFollower ? fetchFollower : fetchConsumer, version, partNanos, throttleMs, requestBytes);
         }
     }
 
-    /** A request answered in {@code nanos}, its parts unknown (all of it counted as local time). */
-    public void requestDone(ApiKeys key, short version, boolean fromFollower, long nanos) {
-        requestDone(key, version, fromFollower, nanos, 0, nanos, 0, 0, 0, 0);
-    }
-
-    private void count(int name, short version, long totalNanos, long queueNanos, long localNanos, long remoteNanos, long responseQueueNanos,
-                       long sendNanos, int throttleMs) {
+    private void count(int name, short version, long[] partNanos, int throttleMs, int requestBytes) {
         int kv = name << 16 | (version & 0xffff);
         LongAdder count = requests.get(kv);
         if (count == null) {
             count = requests.computeIfAbsent(kv, x -> new LongAdder());
         }
         count.increment();
-        series(0, name).record(totalNanos / 1e6);
-        series(1, name).record(queueNanos / 1e6);
-        series(2, name).record(localNanos / 1e6);
-        series(3, name).record(remoteNanos / 1e6);
-        series(4, name).record(responseQueueNanos / 1e6);
-        series(5, name).record(sendNanos / 1e6);
-        series(6, name).record(throttleMs);
+        for (int m = 0; m < PARTS; m++) {
+            series(m, name).record(partNanos[m] / 1e6);
+        }
+        series(PARTS, name).record(throttleMs);
+        bytesSeries(name).record(requestBytes);
+    }
+
+    private Histograms.Series bytesSeries(int name) {
+        Histograms.Series s = requestBytes.get(name);
+        if (s == null) {
+            requestBytes.compareAndSet(name, null, requestBytesFamily.newSeries());
+            s = requestBytes.get(name);
+        }
+        return s;
     }
 
     private Histograms.Series series(int metric, int name) {

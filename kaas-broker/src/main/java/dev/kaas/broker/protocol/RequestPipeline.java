@@ -546,14 +546,16 @@ final class RequestPipeline {
         t.key = p.header.apiKey();
         t.version = p.header.apiVersion();
         t.fromFollower = p.request instanceof org.apache.kafka.common.requests.FetchRequest f && f.isFromFollower();
-        t.queueNanos = p.handlerStart - p.received;
-        t.localNanos = p.handlerEnd - p.handlerStart;
-        // A request answered without a handler (authentication, a refusal) completes before "handlerEnd" is ever set.
-        t.remoteNanos = Math.max(0, p.completedAt - p.handlerEnd);
-        t.responseQueueNanos = Math.max(0, dequeued - p.completedAt);
-        t.sendNanos = sent - dequeued;
-        t.totalNanos = sent - p.received;
+        long[] n = t.nanos;
+        n[RequestTiming.QUEUE] = p.handlerStart - p.received;
+        n[RequestTiming.LOCAL] = p.handlerEnd - p.handlerStart;
+        // A request answered without a handler (a refusal) completes before "handlerEnd" is ever set.
+        n[RequestTiming.REMOTE] = Math.max(0, p.completedAt - p.handlerEnd);
+        n[RequestTiming.RESPONSE_QUEUE] = Math.max(0, dequeued - p.completedAt);
+        n[RequestTiming.SEND] = sent - dequeued;
+        n[RequestTiming.TOTAL] = sent - p.received;
         t.throttleMs = throttleMs;
+        t.requestBytes = p.throttle.requestBytes();
         observer.done(t);
     }
 

@@ -16,12 +16,19 @@ public final class RequestTiming {
     public short version;
     /** A Fetch from a replica (a replica id set), not a consumer's. */
     public boolean fromFollower;
-    public long queueNanos;
-    public long localNanos;
-    public long remoteNanos;
-    public long responseQueueNanos;
-    public long sendNanos;
-    public long totalNanos;
+    /**
+     * The parts, in nanoseconds, in Apache's order: total, request queue, local, remote, response
+     * queue, send ({@link #TOTAL} … {@link #SEND}).
+     */
+    public final long[] nanos = new long[6];
+    public static final int TOTAL = 0;
+    public static final int QUEUE = 1;
+    public static final int LOCAL = 2;
+    public static final int REMOTE = 3;
+    public static final int RESPONSE_QUEUE = 4;
+    public static final int SEND = 5;
     /** The quota delay the response carried (and the connection was muted for), as Apache's ThrottleTimeMs. */
     public int throttleMs;
+    /** The request's size without its size field, as Apache's RequestBytes. */
+    public int requestBytes;
 }

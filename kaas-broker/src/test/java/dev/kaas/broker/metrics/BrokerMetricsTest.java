@@ -61,8 +61,8 @@ class BrokerMetricsTest {
             m.produceFailed("b");
             m.fetchRequest("a");
             m.bytesOut("a", 300);
-            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, 2_000_000, 100_000, 300_000, 1_500_000, 50_000, 50_000, 0);
-            m.requestDone(ApiKeys.FETCH, (short) 16, false, 1_000_000);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, new long[] {2_000_000, 100_000, 300_000, 1_500_000, 50_000, 50_000}, 0, 1000);
+            m.requestDone(ApiKeys.FETCH, (short) 16, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 100);
             m.groupCommit(3_000_000, 200_000, 5);
             m.groupCommit(400_000, 100_000, 1);
             m.takeover(40_000_000);
@@ -109,6 +109,9 @@ class BrokerMetricsTest {
                     .contains("kaas_log_group_commit_appends_sum 6.0")
                     .contains("kaas_log_group_commit_appends_bucket{le=\"4.0\"} 1")
                     .contains("kaas_partition_takeover_time_ms_count 1")
+                    .contains("kafka_network_requestmetrics_requestbytes_bucket{request=\"Produce\",le=\"256.0\"} 0")
+                    .contains("kafka_network_requestmetrics_requestbytes_bucket{request=\"Produce\",le=\"1024.0\"} 1")
+                    .contains("kafka_network_requestmetrics_requestbytes_sum{request=\"FetchConsumer\"} 100.0")
                     .contains("kaas_broker_assignment_version 12.0")
                     .contains("kaas_broker_controller_epoch 3.0")
                     .contains("kaas_broker_controller_stream_connects 2.0");

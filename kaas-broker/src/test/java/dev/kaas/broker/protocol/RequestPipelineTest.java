@@ -166,8 +166,10 @@ class RequestPipelineTest {
         RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
                 dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, t -> {
                     assertThat(t.key).isEqualTo(ApiKeys.METADATA);
-                    seen.add(new Seen(seen.size(), t.remoteNanos, t.responseQueueNanos,
-                            t.queueNanos + t.localNanos + t.remoteNanos + t.responseQueueNanos + t.sendNanos, t.totalNanos));
+                    long[] n = t.nanos;
+                    seen.add(new Seen(seen.size(), n[RequestTiming.REMOTE], n[RequestTiming.RESPONSE_QUEUE],
+                            n[RequestTiming.QUEUE] + n[RequestTiming.LOCAL] + n[RequestTiming.REMOTE] + n[RequestTiming.RESPONSE_QUEUE]
+                                    + n[RequestTiming.SEND], n[RequestTiming.TOTAL]));
                 });
         p.onFrame(metadata(1));
         p.onFrame(metadata(2));
