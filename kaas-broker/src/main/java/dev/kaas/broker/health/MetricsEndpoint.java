@@ -9,15 +9,16 @@ import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.group.GroupShard;
 import dev.kaas.broker.metrics.BrokerMetrics;
-import dev.kaas.broker.storage.LogObserver;
-import dev.kaas.common.model.Assignment;
-import io.quarkus.runtime.StartupEvent;
-import jakarta.annotation.Priority;
 import dev.kaas.broker.protocol.KafkaListeners;
 import dev.kaas.broker.protocol.RequestObserver;
+import dev.kaas.broker.storage.LogObserver;
+import dev.kaas.common.config.OtlpEndpoints;
+import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.TopicAssignment;
+import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Disposes;
@@ -140,15 +141,11 @@ public class MetricsEndpoint {
         }
     }
 
-    /** The endpoint is used as given: one without a path would post every push to "/", where receivers answer 404. */
+    /** Used as given; warned about when it cannot be what the operator meant (see {@link OtlpEndpoints#warning}). */
     static String checkedPath(String endpoint) {
-        try {
-            String path = java.net.URI.create(endpoint).getPath();
-            if (path == null || path.isEmpty() || path.equals("/")) {
-                LOG.warnf("kaas.metrics.otlp-endpoint %s has no path: OTLP/HTTP receivers take metrics at /v1/metrics", endpoint);
-            }
-        } catch (IllegalArgumentException e) {
-            // The exporter refuses it with its own message.
+        String warning = OtlpEndpoints.warning(endpoint);
+        if (warning != null) {
+            LOG.warn(warning);
         }
         return endpoint;
     }

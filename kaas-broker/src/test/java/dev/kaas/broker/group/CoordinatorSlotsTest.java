@@ -25,9 +25,9 @@ class CoordinatorSlotsTest {
         timers.shutdownNow();
     }
 
-    @Test
-    void theShardsWorkForARequestIsChargedToIt() throws Exception {
-        CoordinatorSlots<String> slots = new CoordinatorSlots<>("test", pool, timers, new CoordinatorSlots.Lifecycle<>() {
+    /** Slots whose shard is named after the slot, opened at once. */
+    CoordinatorSlots<String> slots() {
+        return new CoordinatorSlots<>("test", pool, timers, new CoordinatorSlots.Lifecycle<>() {
             @Override
             public String open(int slot, int epoch, Scheduler t, Executor executor) {
                 return "shard-" + slot;
@@ -37,6 +37,11 @@ class CoordinatorSlotsTest {
             public void close(String shard) {
             }
         });
+    }
+
+    @Test
+    void theShardsWorkForARequestIsChargedToIt() throws Exception {
+        CoordinatorSlots<String> slots = slots();
         CompletableFuture.allOf(slots.follow(List.of(new SlotAssignment(0, 1, 1)), 1).toArray(CompletableFuture[]::new))
                 .get(10, TimeUnit.SECONDS);
         CoordinatorSlots.ShardCall<String, String> work = shard -> {
@@ -67,16 +72,7 @@ class CoordinatorSlotsTest {
 
     @Test
     void aSlotThatDoesNotAnswerInTimeIsLeftOutOfACallToAll() throws Exception {
-        CoordinatorSlots<String> slots = new CoordinatorSlots<>("test", pool, timers, new CoordinatorSlots.Lifecycle<>() {
-            @Override
-            public String open(int slot, int epoch, Scheduler t, Executor executor) {
-                return "shard-" + slot;
-            }
-
-            @Override
-            public void close(String shard) {
-            }
-        });
+        CoordinatorSlots<String> slots = slots();
         CompletableFuture.allOf(slots.follow(List.of(new SlotAssignment(0, 1, 1), new SlotAssignment(1, 1, 1)), 1)
                 .toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);

@@ -1,5 +1,6 @@
 package dev.kaas.controller.health;
 
+import dev.kaas.common.config.OtlpEndpoints;
 import dev.kaas.controller.cluster.ClusterStats;
 import dev.kaas.controller.cluster.ControllerRuntime;
 import dev.kaas.controller.config.ControllerConfig;
@@ -39,15 +40,11 @@ public class MetricsEndpoint {
                 config.metrics().otlpEndpoint().map(e -> new ControllerMetrics.Otlp(checkedPath(e), config.metrics().otlpInterval())).orElse(null));
     }
 
-    /** The endpoint is used as given: one without a path would post every push to "/", where receivers answer 404. */
+    /** Used as given; warned about when it cannot be what the operator meant (see {@link OtlpEndpoints#warning}). */
     static String checkedPath(String endpoint) {
-        try {
-            String path = java.net.URI.create(endpoint).getPath();
-            if (path == null || path.isEmpty() || path.equals("/")) {
-                LOG.warnf("kaas.metrics.otlp-endpoint %s has no path: OTLP/HTTP receivers take metrics at /v1/metrics", endpoint);
-            }
-        } catch (IllegalArgumentException e) {
-            // The exporter refuses it with its own message.
+        String warning = OtlpEndpoints.warning(endpoint);
+        if (warning != null) {
+            LOG.warn(warning);
         }
         return endpoint;
     }
