@@ -59,7 +59,7 @@ class MetricsIT {
     @RegisterExtension
     static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
             "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s",
-            "quarkus.log.console.json", "true"));
+            "quarkus.log.console.json.enabled", "true"));
 
     @AfterAll
     static void stopReceiver() {

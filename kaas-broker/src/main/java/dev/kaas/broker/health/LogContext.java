@@ -10,7 +10,8 @@ import org.jboss.logmanager.ExtLogRecord;
 
 /**
  * Puts the broker's identity and the request being handled into every log record's MDC, which the
- * JSON console format ({@code quarkus.log.console.json.enabled=true}) prints as fields: {@code broker.id},
+ * JSON console format ({@code quarkus.log.console.json.enabled=true}; with {@code quarkus.log.console.async=true} the
+ * filter runs on the async thread and the request fields are missing) prints as fields: {@code broker.id},
  * {@code controller.epoch} (of the assignment last applied), and, for a line a request's handler
  * writes, {@code request.api}, {@code request.version}, {@code request.correlation_id} and
  * {@code request.client_id}. Works when a line is logged, so the hot path pays nothing for it.
@@ -20,8 +21,8 @@ public final class LogContext implements Filter {
     private static volatile String controllerEpoch = "";
     private final String brokerId;
 
-    public LogContext(@ConfigProperty(name = "kaas.broker.id", defaultValue = "1") String brokerId) {
-        this.brokerId = brokerId;
+    public LogContext(@ConfigProperty(name = "kaas.broker.id", defaultValue = "1") int brokerId) {
+        this.brokerId = Integer.toString(brokerId);
     }
 
     /** The controller epoch of the assignment this broker applied last. */

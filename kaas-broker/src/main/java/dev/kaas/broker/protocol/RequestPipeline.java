@@ -88,6 +88,8 @@ final class RequestPipeline {
 
     /** When the frame being dispatched reached {@link #onFrame} (System.nanoTime): the start of its request's time. */
     private long frameArrived;
+    /** The body size of the frame being dispatched, after its header (Apache's RequestBytes: sizeOfBodyInBytes). */
+    private int frameBodyBytes;
 
     private final class Pending {
         final RequestHeader header;
@@ -102,6 +104,7 @@ final class RequestPipeline {
         final RequestContext.Throttle throttle;
         /** When the request's frame reached the pipeline, before its header was parsed (System.nanoTime). */
         final long received = frameArrived;
+        final int bodyBytes = frameBodyBytes;
         /** When its handler started and returned, and when what it returned completed (System.nanoTime). */
         long handlerStart = received;
         long handlerEnd = received;
@@ -199,6 +202,7 @@ final class RequestPipeline {
     /** Takes one frame; its memory is released once its response is decided. */
     void onFrame(FrameDecoder.Frame frame) {
         frameArrived = System.nanoTime();
+        frameBodyBytes = 0;
         if (closed || closing) {
             frame.release();
             return;
@@ -218,6 +222,7 @@ final class RequestPipeline {
         RequestHeader header;
         try {
             header = RequestHeader.parse(buf);
+            frameBodyBytes = buf.remaining();
         } catch (RuntimeException e) {
             closeFor(frame, "bad request header for " + key + ": " + e.getMessage());
             return;
@@ -555,7 +560,7 @@ final class RequestPipeline {
         n[RequestTiming.SEND] = sent - dequeued;
         n[RequestTiming.TOTAL] = sent - p.received;
         t.throttleMs = throttleMs;
-        t.requestBytes = p.throttle.requestBytes();
+        t.requestBytes = p.bodyBytes;
         observer.done(t);
     }
 

@@ -29,6 +29,6 @@ public final class RequestTiming {
     public static final int SEND = 5;
     /** The quota delay the response carried (and the connection was muted for), as Apache's ThrottleTimeMs. */
     public int throttleMs;
-    /** The request's size without its size field, as Apache's RequestBytes. */
+    /** The request's body size (after its header), as Apache's RequestBytes. */
     public int requestBytes;
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class LogContextTest {
     @Test
     void aLineAHandlerWritesNamesTheBrokerTheEpochAndTheRequest() {
-        LogContext filter = new LogContext("7");
+        LogContext filter = new LogContext(7);
         LogContext.controllerEpoch(3);
         RequestContext.Throttle request = new RequestContext.Throttle(100, new RequestHeader(ApiKeys.PRODUCE, (short) 9, "app-1", 42));
 

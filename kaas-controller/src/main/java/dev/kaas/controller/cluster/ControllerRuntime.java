@@ -139,18 +139,20 @@ public class ControllerRuntime {
         }
     }
 
+    /** The lease epoch this process writes under (-1: none) and until when it may, for its log lines; any thread. */
+    private static volatile long epochForLogs = -1;
+    private static volatile long writableForLogsUntilMs;
+
+    /** The epoch a log line names: none once the step-down point has passed, even while the loop is stuck. */
+    public static long epochForLogs() {
+        return System.currentTimeMillis() < writableForLogsUntilMs ? epochForLogs : -1;
+    }
+
     /**
      * Leads and may still write: a renewal stuck in a call to an unreachable store (the Kubernetes
      * API server gone) holds the controller loop, so the step-down point is checked here too, and
      * readiness drops on time whatever the loop is doing.
      */
-    /** The lease epoch this process writes under (-1: none), for its log lines; any thread. */
-    private static volatile long epochForLogs = -1;
-
-    public static long epochForLogs() {
-        return epochForLogs;
-    }
-
     public boolean isLeader() {
         return leader && System.currentTimeMillis() < writableUntilMs;
     }
@@ -217,6 +219,7 @@ public class ControllerRuntime {
         writableUntilMs = core.writableUntilMs();
         leader = core.isLeader();
         epochForLogs = core.epoch();
+        writableForLogsUntilMs = core.isLeader() ? writableUntilMs : 0;
         if (core.reconcileUnfinished()) {
             // Queued behind whatever is due (a lease renewal first).
             requestReconcile();
