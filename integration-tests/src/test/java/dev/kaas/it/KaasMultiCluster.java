@@ -118,6 +118,11 @@ public final class KaasMultiCluster implements AutoCloseable {
         return logDir.resolve(m.name + "-" + m.starts + ".log");
     }
 
+    /** The HTTP port of controller {@code j}: health, metrics, the REST admin API. */
+    public int controllerHttpPort(int j) {
+        return controllers.get(j).http;
+    }
+
     public Path controllerLog(int controller) {
         Member m = controllers.get(controller);
         return logDir.resolve(m.name + "-" + m.starts + ".log");

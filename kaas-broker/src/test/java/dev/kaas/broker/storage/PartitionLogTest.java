@@ -152,6 +152,12 @@ class PartitionLogTest {
         var third = log.append(batch("c"));
         CompletableFuture.allOf(log.awaitDurable(first.lastOffset() + 1), log.awaitDurable(second.lastOffset() + 1),
                 log.awaitDurable(third.lastOffset() + 1)).get(10, TimeUnit.SECONDS);
+        // The observer hears of a round after its appends were acknowledged (an ack never waits for
+        // metrics), so the last round may reach it a moment after the futures completed.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (rounds.stream().mapToLong(r -> r[2]).sum() < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
 
         assertThat(rounds).isNotEmpty();
         assertThat(rounds.stream().mapToLong(r -> r[2]).sum()).as("every waiting append, once").isEqualTo(3);

@@ -23,6 +23,10 @@ import java.util.TreeMap;
  * @param declaredUsers the user name applied for each user declaration (Kubernetes: KafkaUser
  *                      uid), published with what it granted: the ledger of what to remove when a
  *                      declaration goes or names another user, whatever happened to its status
+ * @param drained       brokers an operator drained (REST {@code POST /api/v1/brokers/{id}/drain}), each
+ *                      with the incarnation that was running then: the balancer hands off everything
+ *                      they own and places nothing on them, until that broker id registers as
+ *                      another process (restarted after its maintenance) or the drain is cancelled
  */
 public record Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
                          List<TopicAssignment> topics, List<SlotAssignment> groupSlots,
@@ -31,7 +35,8 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, List<ScramUser>> scramUsers,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ClientQuota> clientQuotas,
                          @JsonInclude(JsonInclude.Include.NON_EMPTY) List<AclEntry> acls,
-                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> declaredUsers) {
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> declaredUsers,
+                         @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<Integer, String> drained) {
     public static final int SLOTS = 50;
     /** The resource name of the cluster-wide dynamic defaults. */
     public static final String CLUSTER_DEFAULT = "";
@@ -64,6 +69,16 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
                 .sorted(java.util.Comparator.comparing(q -> q.entity().toString())).toList();
         acls = acls == null ? List.of() : List.copyOf(new java.util.TreeSet<>(acls));
         declaredUsers = declaredUsers == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(declaredUsers));
+        drained = drained == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(drained));
+    }
+
+    /** Nothing drained. */
+    public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,
+                      List<TopicAssignment> topics, List<SlotAssignment> groupSlots, List<SlotAssignment> txnSlots,
+                      Map<String, Map<String, String>> brokerConfigs, Map<String, List<ScramUser>> scramUsers,
+                      List<ClientQuota> clientQuotas, List<AclEntry> acls, Map<String, String> declaredUsers) {
+        this(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers, clientQuotas, acls,
+                declaredUsers, Map.of());
     }
 
     /** Without user declarations: standalone, and every test that has none. */
@@ -79,13 +94,19 @@ public record Assignment(long version, long controllerEpoch, String clusterId, L
     public Assignment withUsers(Map<String, List<ScramUser>> nextScramUsers, List<ClientQuota> nextClientQuotas, List<AclEntry> nextAcls,
                                 Map<String, String> nextDeclaredUsers) {
         return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, nextScramUsers,
-                nextClientQuotas, nextAcls, nextDeclaredUsers);
+                nextClientQuotas, nextAcls, nextDeclaredUsers, drained);
     }
 
     /** This assignment with other ACLs, everything else as it is. */
     public Assignment withAcls(List<AclEntry> next) {
         return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers,
-                clientQuotas, next, declaredUsers);
+                clientQuotas, next, declaredUsers, drained);
+    }
+
+    /** This assignment with other drained brokers, everything else as it is. */
+    public Assignment withDrained(Map<Integer, String> next) {
+        return new Assignment(version, controllerEpoch, clusterId, brokers, topics, groupSlots, txnSlots, brokerConfigs, scramUsers,
+                clientQuotas, acls, declaredUsers, next);
     }
 
     public Assignment(long version, long controllerEpoch, String clusterId, List<BrokerInfo> brokers,

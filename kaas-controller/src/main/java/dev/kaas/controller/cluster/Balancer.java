@@ -76,7 +76,12 @@ public final class Balancer {
                                   long version, long controllerEpoch, String clusterId,
                                   Set<String> closing, int maxMoves) {
         List<BrokerInfo> brokers = alive.stream().sorted(Comparator.comparingInt(BrokerInfo::id)).toList();
-        List<Integer> ids = brokers.stream().map(BrokerInfo::id).toList();
+        // A drained broker stays in the cluster (clients still reach it) but takes nothing: what it
+        // owns is handed off to the others, paced by the same budget as any other move.
+        Set<Integer> draining = prev.drained().keySet();
+        List<Integer> ids = brokers.stream().map(BrokerInfo::id).filter(id -> !draining.contains(id)).toList();
+        Set<Integer> drainingAlive = brokers.stream().map(BrokerInfo::id).filter(draining::contains)
+                .collect(java.util.stream.Collectors.toSet());
         int[] budget = {Math.max(0, maxMoves - closing.size())};
 
         Map<String, PartitionAssignment> prevPartitions = new HashMap<>();
@@ -97,7 +102,7 @@ public final class Balancer {
                 partitionItems.add(item);
             }
         }
-        balance(partitionItems, ids, closing, budget);
+        balance(partitionItems, ids, drainingAlive, closing, budget);
         List<TopicAssignment> out = new ArrayList<>();
         int i = 0;
         for (TopicSpec t : topics) {
@@ -110,14 +115,14 @@ public final class Balancer {
             }
             out.add(new TopicAssignment(t, parts));
         }
-        List<SlotAssignment> groupSlots = slots(prev.groupSlots(), Balancer::groupSlotKey, ids, closing, budget);
-        List<SlotAssignment> txnSlots = slots(prev.txnSlots(), Balancer::txnSlotKey, ids, closing, budget);
+        List<SlotAssignment> groupSlots = slots(prev.groupSlots(), Balancer::groupSlotKey, ids, drainingAlive, closing, budget);
+        List<SlotAssignment> txnSlots = slots(prev.txnSlots(), Balancer::txnSlotKey, ids, drainingAlive, closing, budget);
         return new Assignment(version, controllerEpoch, clusterId, brokers, out, groupSlots, txnSlots, prev.brokerConfigs(),
-                prev.scramUsers(), prev.clientQuotas(), prev.acls(), prev.declaredUsers());
+                prev.scramUsers(), prev.clientQuotas(), prev.acls(), prev.declaredUsers(), prev.drained());
     }
 
     private static List<SlotAssignment> slots(List<SlotAssignment> prev, java.util.function.IntFunction<String> key,
-                                              List<Integer> ids, Set<String> closing, int[] budget) {
+                                              List<Integer> ids, Set<Integer> draining, Set<String> closing, int[] budget) {
         Map<Integer, SlotAssignment> before = new HashMap<>();
         prev.forEach(s -> before.put(s.slot(), s));
         List<Item> items = new ArrayList<>();
@@ -125,7 +130,7 @@ public final class Balancer {
             SlotAssignment b = before.get(s);
             items.add(new Item(key.apply(s), "", b == null ? null : b.broker(), b == null ? 0 : b.epoch()));
         }
-        balance(items, ids, closing, budget);
+        balance(items, ids, draining, closing, budget);
         List<SlotAssignment> out = new ArrayList<>();
         for (int s = 0; s < Assignment.SLOTS; s++) {
             out.add(new SlotAssignment(s, items.get(s).owner, items.get(s).epoch));
@@ -212,12 +217,21 @@ public final class Balancer {
         return item.target != null && loads.total.containsKey(item.target);
     }
 
-    private static void balance(List<Item> items, List<Integer> ids, Set<String> closing, int[] budget) {
+    /** @param draining live brokers that keep what they own only until its handoff fits the budget */
+    private static void balance(List<Item> items, List<Integer> ids, Set<Integer> draining, Set<String> closing, int[] budget) {
         Loads loads = new Loads(ids);
         List<Item> orphans = new ArrayList<>();
         List<Item> waiting = new ArrayList<>();
         for (Item item : items) {
-            if (item.owner != PartitionAssignment.NO_LEADER && loads.total.containsKey(item.owner)) {
+            if (item.owner != PartitionAssignment.NO_LEADER && draining.contains(item.owner)) {
+                // Handed off like a rebalance move (published without owner, placed once the drained
+                // broker closed it), never taken from it while it still writes; with nowhere to go, it stays.
+                if (budget[0] > 0 && !ids.isEmpty()) {
+                    item.owner = PartitionAssignment.NO_LEADER;
+                    waiting.add(item);
+                    budget[0]--;
+                }
+            } else if (item.owner != PartitionAssignment.NO_LEADER && loads.total.containsKey(item.owner)) {
                 loads.add(item.owner, item.group, 1);
             } else if (item.owner == PartitionAssignment.NO_LEADER && closing.contains(item.key)) {
                 waiting.add(item);

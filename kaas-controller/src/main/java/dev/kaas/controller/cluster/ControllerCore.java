@@ -161,6 +161,8 @@ public final class ControllerCore {
     /** Topic ids this controller deleted from the catalog: the only directories the orphan sweep may remove. */
     private final Set<String> removedTopicIds = new HashSet<>();
 
+    /** The lease as the last round read it, whoever holds it: the REST API's view on any controller. */
+    private LeaseRecord lastLease;
     private long epoch = -1;
     /** Broker streams this controller accepted since it started: reconnects show as growth. */
     private long registrations;
@@ -233,6 +235,7 @@ public final class ControllerCore {
             maybeStepDown();
             return;
         }
+        lastLease = lease;
         if (!lease.heldBy(settings.holder(), startedMs)) {
             if (isLeader()) {
                 loseLeadership("the lease is held by " + lease.holder() + " under epoch " + lease.transitions());
@@ -336,7 +339,16 @@ public final class ControllerCore {
         registrations++;
         LOG.infof("broker registered broker=%d incarnation=%s endpoints=%s", info.id(), incarnation, info.endpoints());
         session.sendAssignment(current.version(), current.controllerEpoch(), Json.string(current));
-        publishIfChanged();
+        String drainedIncarnation = current.drained().get(info.id());
+        if (drainedIncarnation != null && !drainedIncarnation.equals(incarnation)) {
+            // Back from its maintenance as a new process: it takes its share again.
+            Map<Integer, String> drained = new HashMap<>(current.drained());
+            drained.remove(info.id());
+            LOG.infof("drain of broker %d ends: it registered as a new process (incarnation %s)", info.id(), incarnation);
+            publishIfChanged(current.withDrained(drained));
+        } else {
+            publishIfChanged();
+        }
     }
 
     /** Whether {@code session} is the live session of broker {@code brokerId}. */
@@ -669,7 +681,7 @@ public final class ControllerCore {
                         p.leaving())).toList());
             }).toList();
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(), topics,
-                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers()));
+                    current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers(), current.drained()));
             // The moves exist only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -688,7 +700,7 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), outcome.users(),
-                    current.clientQuotas(), current.acls(), current.declaredUsers()));
+                    current.clientQuotas(), current.acls(), current.declaredUsers(), current.drained()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
             reconcileSoonIfDeclaredChanged(before);
@@ -707,7 +719,7 @@ public final class ControllerCore {
         if (outcome.changed()) {
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
                     current.topics(), current.groupSlots(), current.txnSlots(), current.brokerConfigs(), current.scramUsers(),
-                    outcome.quotas(), current.acls(), current.declaredUsers()));
+                    outcome.quotas(), current.acls(), current.declaredUsers(), current.drained()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
             reconcileSoonIfDeclaredChanged(before);
@@ -789,7 +801,7 @@ public final class ControllerCore {
             Map<String, Map<String, String>> all = new HashMap<>(current.brokerConfigs());
             all.put(call.getResource(), next);
             publishIfChanged(new Assignment(current.version(), current.controllerEpoch(), current.clusterId(), current.brokers(),
-                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers()));
+                    current.topics(), current.groupSlots(), current.txnSlots(), all, current.scramUsers(), current.clientQuotas(), current.acls(), current.declaredUsers(), current.drained()));
             // The change exists only in what was published: a controller that stepped down meanwhile must not answer success.
             requireLeader();
         }
@@ -1156,6 +1168,104 @@ public final class ControllerCore {
         return keys;
     }
 
+    /** The lease as the last renewal round read it (null before the first); any role. */
+    public LeaseRecord lease() {
+        return lastLease;
+    }
+
+    /**
+     * One broker as this controller sees it: registered with a live stream here ({@code alive}),
+     * or only named by the current assignment (presumed during the start-up grace).
+     *
+     * @param lastSeenMs    when it last reported (the injected clock), -1 if not alive here
+     * @param appliedVersion the newest assignment it reported applied, -1 if none
+     */
+    public record BrokerView(BrokerInfo info, boolean alive, long lastSeenMs, long appliedVersion, boolean drained,
+                             int partitions, int groupSlots, int txnSlots) {
+    }
+
+    /** Every broker the live set or the current assignment knows, by id. */
+    public List<BrokerView> brokers() {
+        Map<Integer, BrokerInfo> known = new java.util.TreeMap<>();
+        if (current != null) {
+            current.brokers().forEach(b -> known.put(b.id(), b));
+        }
+        live.values().forEach(l -> known.put(l.info().id(), l.info()));
+        List<BrokerView> out = new ArrayList<>();
+        known.forEach((id, info) -> {
+            Live l = live.get(id);
+            int[] owned = owned(id);
+            out.add(new BrokerView(info, l != null, l == null ? -1 : l.lastSeenMs(), l == null ? -1 : l.appliedVersion(),
+                    current != null && current.drained().containsKey(id), owned[0], owned[1], owned[2]));
+        });
+        return out;
+    }
+
+    /** Partitions, group slots and transaction slots {@code brokerId} writes in the current assignment. */
+    private int[] owned(int brokerId) {
+        int[] n = new int[3];
+        if (current == null) {
+            return n;
+        }
+        current.topics().forEach(t -> t.partitions().forEach(p -> n[0] += p.leader() == brokerId ? 1 : 0));
+        current.groupSlots().forEach(sl -> n[1] += sl.broker() == brokerId ? 1 : 0);
+        current.txnSlots().forEach(sl -> n[2] += sl.broker() == brokerId ? 1 : 0);
+        return n;
+    }
+
+    /** Why a drain cannot start. */
+    public static final class DrainRefused extends Exception {
+        public final boolean unknownBroker;
+
+        DrainRefused(String message, boolean unknownBroker) {
+            super(message, null, false, false);
+            this.unknownBroker = unknownBroker;
+        }
+    }
+
+    /**
+     * Drains a live broker for maintenance: everything it owns is handed off to the other live
+     * brokers (each a clean handoff, paced by {@code max-moves-in-flight}), and nothing is placed
+     * on it, until it registers as another process or {@link #undrain}. Recorded in the published
+     * assignment, so a controller that takes over keeps it. Idempotent.
+     */
+    public BrokerView drain(int brokerId) throws IOException, DrainRefused {
+        requireWritable();
+        Live l = live.get(brokerId);
+        if (l == null) {
+            throw new DrainRefused("Broker " + brokerId + " is not registered with this controller.", true);
+        }
+        boolean othersTake = live.keySet().stream().anyMatch(id -> id != brokerId && !current.drained().containsKey(id));
+        if (!othersTake && !current.drained().containsKey(brokerId)) {
+            throw new DrainRefused("No other live broker that is not drained could take what broker " + brokerId + " owns.", false);
+        }
+        if (!l.incarnation().equals(current.drained().get(brokerId))) {
+            Map<Integer, String> drained = new HashMap<>(current.drained());
+            drained.put(brokerId, l.incarnation());
+            LOG.infof("broker %d drained (incarnation %s)", brokerId, l.incarnation());
+            publishIfChanged(current.withDrained(drained));
+        }
+        return view(brokerId);
+    }
+
+    /** Ends a drain: the balancer may place on the broker again (and spreads load back to it). Idempotent. */
+    public BrokerView undrain(int brokerId) throws IOException, DrainRefused {
+        requireWritable();
+        if (current.drained().containsKey(brokerId)) {
+            Map<Integer, String> drained = new HashMap<>(current.drained());
+            drained.remove(brokerId);
+            LOG.infof("drain of broker %d cancelled", brokerId);
+            publishIfChanged(current.withDrained(drained));
+        } else if (brokers().stream().noneMatch(b -> b.info().id() == brokerId)) {
+            throw new DrainRefused("Broker " + brokerId + " is not known to this controller.", true);
+        }
+        return view(brokerId);
+    }
+
+    private BrokerView view(int brokerId) {
+        return brokers().stream().filter(b -> b.info().id() == brokerId).findFirst().orElseThrow();
+    }
+
     /** For status and tests: the handoffs in flight. */
     public int handoffsInFlight() {
         return relinquishing.size();
@@ -1192,7 +1302,8 @@ public final class ControllerCore {
                 && a.scramUsers().equals(b.scramUsers())
                 && a.clientQuotas().equals(b.clientQuotas())
                 && a.acls().equals(b.acls())
-                && a.declaredUsers().equals(b.declaredUsers());
+                && a.declaredUsers().equals(b.declaredUsers())
+                && a.drained().equals(b.drained());
     }
 
     private void requireLeader() {

@@ -181,6 +181,24 @@ public class ControllerRuntime {
         return result;
     }
 
+    /** Runs {@code work} on the controller loop whatever the leadership: a read that a standby answers too. */
+    public <T> CompletableFuture<T> inspect(CoreCall<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                result.complete(work.apply(core));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        return result;
+    }
+
+    /** This controller's lease identity (its id, and which process it is). */
+    public String holder() {
+        return holder;
+    }
+
     /** Runs {@code work} on the controller loop whatever the leadership, for stream bookkeeping. */
     public void execute(CoreAction work) {
         loop.execute(() -> guarded("session", () -> work.accept(core)));

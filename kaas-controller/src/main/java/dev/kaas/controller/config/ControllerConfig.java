@@ -100,6 +100,20 @@ public interface ControllerConfig {
         int quotaWindowSizeSeconds();
     }
 
+    /** The REST admin API ({@code /api/v1}, src/docs/rest-api.md). */
+    Rest rest();
+
+    interface Rest {
+        /**
+         * Who may call the API: lines {@code token <role> <token>} (a bearer token) and
+         * {@code basic <role> <user> <password>}, role {@code admin} or {@code read-only}; re-read
+         * when the file changes (a rotated Kubernetes Secret). Without it the API is open only
+         * when the HTTP port is bound to loopback in standalone mode, and refuses every call (401)
+         * otherwise.
+         */
+        Optional<String> credentialsFile();
+    }
+
     /** The controller's metrics, under the same keys as the broker's. */
     Metrics metrics();
 

@@ -77,6 +77,76 @@ class BalancerTest {
         assertThat(b.topics()).isEmpty();
     }
 
+    /** Keys a drained broker's assignment gave up (published without owner): the handoffs the controller waits on. */
+    private static Set<String> released(Assignment before, Assignment after) {
+        Set<String> keys = new HashSet<>();
+        for (int p = 0; p < parts(after).size(); p++) {
+            if (parts(before).get(p).leader() != PartitionAssignment.NO_LEADER && parts(after).get(p).leader() == PartitionAssignment.NO_LEADER) {
+                keys.add(Balancer.partitionKey(after.topics().get(0).topic().topicId(), p));
+            }
+        }
+        for (int sl = 0; sl < Assignment.SLOTS; sl++) {
+            if (before.groupSlots().get(sl).broker() != PartitionAssignment.NO_LEADER && after.groupSlots().get(sl).broker() == PartitionAssignment.NO_LEADER) {
+                keys.add(Balancer.groupSlotKey(sl));
+            }
+            if (before.txnSlots().get(sl).broker() != PartitionAssignment.NO_LEADER && after.txnSlots().get(sl).broker() == PartitionAssignment.NO_LEADER) {
+                keys.add(Balancer.txnSlotKey(sl));
+            }
+        }
+        return keys;
+    }
+
+    @Test
+    void aDrainedBrokerHandsOffEverythingItOwnsPacedByTheBudgetAndTakesNothing() {
+        Assignment a = Balancer.next(Assignment.empty("c"), List.of(T), List.of(broker(1), broker(2)), 1, 1, "c");
+        int owned = (int) (parts(a).stream().filter(p -> p.leader() == 2).count()
+                + a.groupSlots().stream().filter(sl -> sl.broker() == 2).count() + a.txnSlots().stream().filter(sl -> sl.broker() == 2).count());
+        Assignment drained = a.withDrained(Map.of(2, "incarnation-1"));
+        Set<String> closing = new HashSet<>();
+        Assignment next = drained;
+        int rounds = 0;
+        while (rounds++ < 100) {
+            Assignment before = next;
+            next = Balancer.next(before, List.of(T), List.of(broker(1), broker(2)), before.version() + 1, 1, "c", closing, 3);
+            assertThat(next.drained()).as("the drain is carried in every assignment").containsOnlyKeys(2);
+            assertThat(next.brokers()).as("a drained broker stays in the cluster").extracting(BrokerInfo::id).containsExactly(1, 2);
+            Set<String> now = released(before, next);
+            assertThat(closing.size() + now.size()).as("handoffs in flight within the budget").isLessThanOrEqualTo(3);
+            // Never taken from it while it writes: whatever it lost, it lost to "no owner" first.
+            for (int p = 0; p < 4; p++) {
+                if (parts(before).get(p).leader() == 2) {
+                    assertThat(parts(next).get(p).leader()).isIn(2, PartitionAssignment.NO_LEADER);
+                }
+            }
+            // The drained broker closes what it was asked to before the next round.
+            closing.clear();
+            closing.addAll(now);
+            if (closing.isEmpty() && parts(next).stream().noneMatch(p -> p.leader() == 2 || p.leader() == PartitionAssignment.NO_LEADER)
+                    && next.groupSlots().stream().noneMatch(sl -> sl.broker() == 2 || sl.broker() == PartitionAssignment.NO_LEADER)
+                    && next.txnSlots().stream().noneMatch(sl -> sl.broker() == 2 || sl.broker() == PartitionAssignment.NO_LEADER)) {
+                break;
+            }
+        }
+        assertThat(rounds).as("paced: %d items over a budget of 3", owned).isGreaterThan(owned / 3);
+        assertThat(parts(next)).extracting(PartitionAssignment::leader).containsOnly(1);
+        assertThat(next.groupSlots()).extracting(SlotAssignment::broker).containsOnly(1);
+        assertThat(next.txnSlots()).extracting(SlotAssignment::broker).containsOnly(1);
+
+        // Undrained: the balancer spreads load back to it.
+        Assignment undrained = Balancer.next(next.withDrained(Map.of()), List.of(T), List.of(broker(1), broker(2)), next.version() + 1, 1, "c",
+                Set.of(), 3);
+        assertThat(released(next, undrained)).as("moves back to broker 2 begin").isNotEmpty();
+    }
+
+    @Test
+    void aDrainedBrokerThatIsTheOnlyOneKeepsWhatItOwnsAndADeadOneLosesItAtOnce() {
+        Assignment a = Balancer.next(Assignment.empty("c"), List.of(T), List.of(broker(1), broker(2)), 1, 1, "c");
+        Assignment alone = Balancer.next(a.withDrained(Map.of(1, "i", 2, "j")), List.of(T), List.of(broker(1), broker(2)), 2, 1, "c", Set.of(), 10);
+        assertThat(parts(alone)).isEqualTo(parts(a));
+        Assignment dead = Balancer.next(a.withDrained(Map.of(2, "j")), List.of(T), List.of(broker(1)), 2, 1, "c", Set.of(), 10);
+        assertThat(parts(dead)).extracting(PartitionAssignment::leader).containsOnly(1);
+    }
+
     private static final TopicSpec TWELVE = new TopicSpec("twelve", "id-12", 12, Map.of());
 
     private static List<BrokerInfo> brokers(int... ids) {

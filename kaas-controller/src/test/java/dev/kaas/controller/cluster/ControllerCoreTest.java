@@ -600,6 +600,52 @@ class ControllerCoreTest {
         assertThat(leaders(done, "t")).isEqualTo(leaders(placed, "t"));
     }
 
+    @Test
+    void aDrainHandsOffEverythingTheBrokerOwnsIsPublishedAndEndsWhenTheBrokerComesBackAsANewProcess() throws Exception {
+        FakeSession one = new FakeSession();
+        FakeSession two = new FakeSession();
+        broker2JoinsBroker1sTopic(one, two);
+        settleHandoffs(one, two);
+        assertThatThrownBy(() -> core.drain(7)).isInstanceOf(ControllerCore.DrainRefused.class)
+                .satisfies(e -> assertThat(((ControllerCore.DrainRefused) e).unknownBroker).isTrue());
+
+        List<Integer> before = leaders(onDisk(), "t");
+        ControllerCore.BrokerView v = core.drain(2);
+
+        assertThat(v.drained()).isTrue();
+        assertThat(onDisk().drained()).as("recorded in the published assignment").containsEntry(2, "inc-2");
+        List<Integer> handingOff = leaders(onDisk(), "t");
+        for (int p = 0; p < 4; p++) {
+            assertThat(handingOff.get(p)).as("broker 2 lets go first: nothing is taken from it while it writes")
+                    .isEqualTo(before.get(p) == 2 ? PartitionAssignment.NO_LEADER : before.get(p));
+        }
+        settleHandoffs(one, two);
+        Assignment done = onDisk();
+        assertThat(leaders(done, "t")).containsOnly(1);
+        assertThat(done.groupSlots()).extracting(SlotAssignment::broker).containsOnly(1);
+        assertThat(done.txnSlots()).extracting(SlotAssignment::broker).containsOnly(1);
+        assertThat(core.brokers()).filteredOn(b -> b.info().id() == 2).singleElement()
+                .satisfies(b -> assertThat(b.partitions() + b.groupSlots() + b.txnSlots()).isZero());
+        assertThatThrownBy(() -> core.drain(1)).as("nobody left to take broker 1's work").isInstanceOf(ControllerCore.DrainRefused.class)
+                .satisfies(e -> assertThat(((ControllerCore.DrainRefused) e).unknownBroker).isFalse());
+        long version = onDisk().version();
+        core.drain(2);
+        assertThat(onDisk().version()).as("idempotent").isEqualTo(version);
+
+        // The same process reconnecting stays drained; a new process under the id ends the drain.
+        core.brokerGone(2, two, true);
+        FakeSession again = new FakeSession();
+        core.brokerRegistered(broker(2), "inc-2", core.clusterId(), again);
+        assertThat(onDisk().drained()).containsKey(2);
+        assertThat(leaders(onDisk(), "t")).containsOnly(1);
+        core.brokerGone(2, again, true);
+        FakeSession restarted = new FakeSession();
+        core.brokerRegistered(broker(2), "inc-3", core.clusterId(), restarted);
+        assertThat(onDisk().drained()).isEmpty();
+        settleHandoffs(one, restarted);
+        assertThat(leaders(onDisk(), "t")).contains(2);
+    }
+
     private static dev.kaas.proto.ReassignPartitionsCall move(String topic, int partition, Integer... replicas) {
         dev.kaas.proto.PartitionMove.Builder m = dev.kaas.proto.PartitionMove.newBuilder().setTopic(topic).setPartition(partition);
         if (replicas == null) {

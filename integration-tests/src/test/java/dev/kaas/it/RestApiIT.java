@@ -1,0 +1,226 @@
+package dev.kaas.it;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.not;
+
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import io.restassured.specification.RequestSpecification;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The controller's REST admin API (src/docs/rest-api.md) against real processes: every endpoint's
+ * answer and errors, consumer lag after a known workload, a drain under produce load with no
+ * client error, and the credentials gate (401, 403, rotation, standby).
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class RestApiIT {
+    @TempDir
+    Path tmp;
+
+    private static RequestSpecification api(int port) {
+        return given().baseUri("http://127.0.0.1").port(port).basePath("/api/v1").accept(ContentType.JSON);
+    }
+
+    /** Polls {@code get} (a GET under /api/v1 answering 200) until {@code done}; fails after {@code bound}. */
+    private static JsonPath await(int port, String path, Predicate<JsonPath> done, Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        JsonPath last = null;
+        while (System.nanoTime() < deadline) {
+            var r = api(port).get(path);
+            if (r.statusCode() == 200) {
+                last = r.jsonPath();
+                if (done.test(last)) {
+                    return last;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("GET " + path + " did not reach the expected state within " + bound + "; last: "
+                + (last == null ? "no 200" : last.prettify()));
+    }
+
+    @Test
+    void everyEndpointAnswersFromTheRunningClusterAndADrainMovesEverythingWithoutAClientError() throws Exception {
+        Map<String, String> brokerProps = Map.of("kaas.metrics.stats-interval", "200ms");
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 2, 1, brokerProps, Map.of())) {
+            int port = cluster.controllerHttpPort(1);
+
+            JsonPath c = await(port, "/cluster", j -> j.getList("brokers").size() == 2, Duration.ofSeconds(30));
+            assertThat(c.getBoolean("controller.leader")).isTrue();
+            assertThat(c.getString("lease.holder")).isEqualTo(c.getString("controller.holder"));
+            assertThat(c.getLong("controller.epoch")).isEqualTo(c.getLong("lease.epoch"));
+            assertThat(c.getList("brokers.alive", Boolean.class)).containsOnly(true);
+            assertThat(c.getList("brokers.collect { it.endpoints[0].port }", Integer.class)).containsExactly(cluster.kafkaPort(1), cluster.kafkaPort(2));
+
+            // Create: the Kafka API's validation and errors, as JSON with REST status codes.
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "orders", "partitions", 4, "configs", Map.of("retention.ms", "86400000")))
+                    .post("/topics").then().statusCode(201).header("Location", containsString("/api/v1/topics/orders"))
+                    .body("name", equalTo("orders")).body("partitions.size()", equalTo(4)).body("configs.'retention.ms'", equalTo("86400000"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "orders", "partitions", 1))
+                    .post("/topics").then().statusCode(409).body("code", equalTo("TOPIC_ALREADY_EXISTS"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "bad-config", "configs", Map.of("retention.ms", "soon")))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_CONFIG"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "bad-config", "configs", Map.of("no.such.config", "1")))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_CONFIG"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "zero", "partitions", 0))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_PARTITIONS"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "rf", "replicationFactor", 0))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_REPLICATION_FACTOR"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "a/b"))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_TOPIC_EXCEPTION"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "__consumer_offsets"))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_TOPIC_EXCEPTION"));
+            api(port).contentType(ContentType.JSON).body(Map.of("partitions", 1))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_REQUEST"));
+            api(port).contentType(ContentType.JSON).body("{\"name\": ")
+                    .post("/topics").then().statusCode(400).body("code", equalTo("BAD_REQUEST"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "dry-run", "partitions", 2, "validateOnly", true))
+                    .post("/topics").then().statusCode(200).body("name", equalTo("dry-run"));
+            api(port).get("/topics").then().statusCode(200).body("name", hasItem("orders")).body("name", not(hasItem("dry-run")));
+            api(port).get("/topics/nope").then().statusCode(404).body("code", equalTo("UNKNOWN_TOPIC_OR_PARTITION"));
+            api(port).get("/no/such/thing").then().statusCode(404).body("code", equalTo("NOT_FOUND"));
+
+            await(port, "/topics/orders", j -> !j.getList("partitions.leader", Integer.class).contains(-1), Duration.ofSeconds(30));
+
+            // A known workload: 40 records, a group that committed 25 of them: lag 15.
+            try (KafkaProducer<String, String> p = new KafkaProducer<>(cluster.clientProps(), new StringSerializer(), new StringSerializer())) {
+                for (int i = 0; i < 40; i++) {
+                    p.send(new ProducerRecord<>("orders", i % 4, null, "r" + i));
+                }
+                p.flush();
+            }
+            Properties cp = cluster.clientProps();
+            cp.put(ConsumerConfig.GROUP_ID_CONFIG, "lag-group");
+            try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new StringDeserializer())) {
+                // 10 on each partition; committed 7, 6, 6, 6.
+                consumer.commitSync(Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(7), new TopicPartition("orders", 1),
+                        new OffsetAndMetadata(6), new TopicPartition("orders", 2), new OffsetAndMetadata(6), new TopicPartition("orders", 3),
+                        new OffsetAndMetadata(6)), Duration.ofSeconds(30));
+            }
+            JsonPath topic = await(port, "/topics/orders",
+                    j -> j.getList("partitions.logEndOffset", Long.class).stream().allMatch(o -> o != null && o == 10), Duration.ofSeconds(30));
+            assertThat(topic.getList("partitions.logStartOffset", Long.class)).containsOnly(0L);
+            assertThat(topic.getList("partitions.sizeBytes", Long.class)).allSatisfy(s -> assertThat(s).isPositive());
+            JsonPath group = await(port, "/groups/lag-group", j -> Long.valueOf(15).equals(j.getObject("totalLag", Long.class)), Duration.ofSeconds(30));
+            assertThat(group.getList("offsets.lag", Long.class)).containsExactly(3L, 4L, 4L, 4L);
+            assertThat(group.getList("offsets.committedOffset", Long.class)).containsExactly(7L, 6L, 6L, 6L);
+            assertThat(group.getString("state")).isEqualTo("Empty");
+            api(port).get("/groups").then().statusCode(200).body("groupId", hasItem("lag-group"));
+            api(port).get("/groups/nobody").then().statusCode(404).body("code", equalTo("GROUP_ID_NOT_FOUND"));
+
+            JsonPath a = api(port).get("/assignment").then().statusCode(200).extract().jsonPath();
+            assertThat(a.getList("brokers", Integer.class)).containsExactly(1, 2);
+            assertThat(a.getList("groupSlots")).hasSize(50);
+            assertThat(a.getMap("$")).doesNotContainKeys("scramUsers", "acls", "clientQuotas", "brokerConfigs");
+
+            // Drain broker 2 under load: every partition and slot leaves it, and no send fails.
+            api(port).contentType(ContentType.JSON).body(Map.of("name", "moving", "partitions", 6)).post("/topics").then().statusCode(201);
+            await(port, "/topics/moving", j -> !j.getList("partitions.leader", Integer.class).contains(-1), Duration.ofSeconds(30));
+            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "moving", 6, 200)) {
+                ClusterITAcks.await(load, 100);
+                api(port).post("/brokers/2/drain").then().statusCode(202).body("id", equalTo(2)).body("drained", equalTo(true));
+                long t0 = System.nanoTime();
+                await(port, "/brokers/2", j -> j.getInt("owns.partitions") == 0 && j.getInt("owns.groupSlots") == 0
+                        && j.getInt("owns.txnSlots") == 0, Duration.ofSeconds(60));
+                System.out.printf("drain of broker 2: it owns nothing after %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                ClusterITAcks.await(load, load.acked() + 100);
+                load.stop();
+                load.verify(cluster.clientProps());
+            }
+            JsonPath drained = api(port).get("/assignment").then().statusCode(200).extract().jsonPath();
+            assertThat(drained.getList("drained", Integer.class)).containsExactly(2);
+            assertThat(drained.getList("topics.collect { it.partitions.collect { p -> p.leader } }.flatten()", Integer.class)).containsOnly(1);
+            api(port).get("/brokers/2").then().statusCode(200).body("alive", equalTo(true)).body("drained", equalTo(true));
+            api(port).post("/brokers/1/drain").then().statusCode(409).body("code", equalTo("INVALID_REQUEST"));
+            api(port).post("/brokers/9/drain").then().statusCode(404).body("code", equalTo("BROKER_NOT_AVAILABLE"));
+            api(port).delete("/brokers/2/drain").then().statusCode(200).body("drained", equalTo(false));
+            await(port, "/brokers/2", j -> j.getInt("owns.partitions") > 0, Duration.ofSeconds(60));
+
+            api(port).delete("/topics/orders").then().statusCode(204);
+            api(port).delete("/topics/orders").then().statusCode(404).body("code", equalTo("UNKNOWN_TOPIC_OR_PARTITION"));
+
+            // The OpenAPI document names every endpoint; the Swagger UI is served.
+            String openapi = given().baseUri("http://127.0.0.1").port(port).get("/q/openapi").then().statusCode(200).extract().asString();
+            for (String path : List.of("/api/v1/cluster:", "/api/v1/topics:", "/api/v1/topics/{name}:", "/api/v1/groups:",
+                    "/api/v1/groups/{id}:", "/api/v1/brokers/{id}:", "/api/v1/brokers/{id}/drain:", "/api/v1/assignment:")) {
+                assertThat(openapi).contains(path);
+            }
+            given().baseUri("http://127.0.0.1").port(port).redirects().follow(true).get("/q/swagger-ui/").then().statusCode(200);
+        }
+    }
+
+    @Test
+    void credentialsGateEveryCallAndAStandbyPointsAtTheLeader() throws Exception {
+        Path credentials = tmp.resolve("rest-credentials");
+        Files.writeString(credentials, """
+                # kaas REST credentials
+                token admin first-admin-token
+                token read-only viewer-token
+                basic admin ops s3cret
+                """);
+        Map<String, String> controllerProps = new HashMap<>();
+        controllerProps.put("kaas.rest.credentials-file", credentials.toString());
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 0, 2, Map.of(), controllerProps)) {
+            int port = cluster.controllerHttpPort(1);
+            var refused = api(port).get("/cluster");
+            refused.then().statusCode(401).body("code", equalTo("UNAUTHORIZED"));
+            assertThat(refused.headers().getValues("WWW-Authenticate")).anyMatch(h -> h.startsWith("Bearer"))
+                    .anyMatch(h -> h.startsWith("Basic"));
+            api(port).get("/no/such/thing").then().statusCode(401);
+            api(port).header("Authorization", "Bearer wrong").get("/cluster").then().statusCode(401);
+            api(port).auth().preemptive().basic("ops", "wrong").get("/cluster").then().statusCode(401);
+            api(port).header("Authorization", "Bearer viewer-token").get("/cluster").then().statusCode(200).body("controller.leader", equalTo(true));
+            api(port).header("Authorization", "Bearer viewer-token").contentType(ContentType.JSON).body(Map.of("name", "t"))
+                    .post("/topics").then().statusCode(403).body("code", equalTo("FORBIDDEN"));
+            api(port).header("Authorization", "Bearer viewer-token").delete("/topics/t").then().statusCode(403);
+            api(port).header("Authorization", "Bearer first-admin-token").contentType(ContentType.JSON).body(Map.of("name", "t"))
+                    .post("/topics").then().statusCode(201);
+            api(port).auth().preemptive().basic("ops", "s3cret").get("/topics").then().statusCode(200).body("name", hasItem("t"));
+            // Health and metrics stay open: probes and scrapers carry no credentials.
+            given().baseUri("http://127.0.0.1").port(port).get("/q/health/ready").then().statusCode(200);
+
+            // A standby answers who leads, and refuses the leader's work.
+            int standby = cluster.controllerHttpPort(2);
+            api(standby).header("Authorization", "Bearer viewer-token").get("/cluster").then().statusCode(200)
+                    .body("controller.leader", equalTo(false)).body("lease.holder", containsString("controller-1"));
+            api(standby).header("Authorization", "Bearer viewer-token").get("/topics").then().statusCode(503)
+                    .body("code", equalTo("NOT_CONTROLLER")).body("message", containsString("controller-1"));
+
+            // A rotated Secret: the old token stops working, the new one works, without a restart.
+            Files.writeString(credentials.resolveSibling("rest-credentials.tmp"), "token admin second-admin-token\n");
+            Files.move(credentials.resolveSibling("rest-credentials.tmp"), credentials, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (api(port).header("Authorization", "Bearer second-admin-token").get("/cluster").statusCode() != 200
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            api(port).header("Authorization", "Bearer second-admin-token").get("/cluster").then().statusCode(200);
+            api(port).header("Authorization", "Bearer first-admin-token").get("/cluster").then().statusCode(401);
+        }
+    }
+}
