@@ -98,6 +98,13 @@ class RestApiIT {
                     .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_REQUEST"));
             api(port).contentType(ContentType.JSON).body("{\"name\": ")
                     .post("/topics").then().statusCode(400).body("code", equalTo("BAD_REQUEST"));
+            api(port).contentType(ContentType.JSON).body("{\"name\": \"typed\", \"partitions\": \"four\"}")
+                    .post("/topics").then().statusCode(400).body("code", equalTo("BAD_REQUEST"));
+            api(port).contentType(ContentType.JSON).body(Map.of("name", ""))
+                    .post("/topics").then().statusCode(400).body("code", equalTo("INVALID_TOPIC_EXCEPTION"));
+            // Open to local processes only: not to another site's page, nor to a name re-bound to loopback.
+            api(port).header("Origin", "https://evil.example").post("/brokers/2/drain").then().statusCode(403).body("code", equalTo("FORBIDDEN"));
+            api(port).header("Host", "evil.example").get("/cluster").then().statusCode(403);
             api(port).contentType(ContentType.JSON).body(Map.of("name", "dry-run", "partitions", 2, "validateOnly", true))
                     .post("/topics").then().statusCode(200).body("name", equalTo("dry-run"));
             api(port).get("/topics").then().statusCode(200).body("name", hasItem("orders")).body("name", not(hasItem("dry-run")));
@@ -144,8 +151,9 @@ class RestApiIT {
                 ClusterITAcks.await(load, 100);
                 api(port).post("/brokers/2/drain").then().statusCode(202).body("id", equalTo(2)).body("drained", equalTo(true));
                 long t0 = System.nanoTime();
-                await(port, "/brokers/2", j -> j.getInt("owns.partitions") == 0 && j.getInt("owns.groupSlots") == 0
-                        && j.getInt("owns.txnSlots") == 0, Duration.ofSeconds(60));
+                JsonPath idle = await(port, "/brokers/2", j -> j.getBoolean("idle"), Duration.ofSeconds(60));
+                assertThat(idle.getInt("owns.partitions") + idle.getInt("owns.groupSlots") + idle.getInt("owns.txnSlots")
+                        + idle.getInt("handingOff")).isZero();
                 System.out.printf("drain of broker 2: it owns nothing after %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
                 ClusterITAcks.await(load, load.acked() + 100);
                 load.stop();
@@ -165,6 +173,10 @@ class RestApiIT {
 
             // The OpenAPI document names every endpoint; the Swagger UI is served.
             String openapi = given().baseUri("http://127.0.0.1").port(port).get("/q/openapi").then().statusCode(200).extract().asString();
+            Path kept = KaasCluster.ROOT.resolve("src/docs/rest-api.openapi.yaml");
+            assertThat(openapi).as("the OpenAPI document kept in %s is what the controller serves; refresh it with"
+                    + " curl -s http://127.0.0.1:9094/q/openapi > src/docs/rest-api.openapi.yaml (a standalone controller)", kept)
+                    .isEqualTo(Files.readString(kept));
             for (String path : List.of("/api/v1/cluster:", "/api/v1/topics:", "/api/v1/topics/{name}:", "/api/v1/groups:",
                     "/api/v1/groups/{id}:", "/api/v1/brokers/{id}:", "/api/v1/brokers/{id}/drain:", "/api/v1/assignment:")) {
                 assertThat(openapi).contains(path);

@@ -43,6 +43,7 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
 import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
 import org.eclipse.microprofile.openapi.annotations.security.SecuritySchemes;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -78,15 +79,14 @@ public class AdminResource {
     @GET
     @Path("/cluster")
     @Operation(summary = "The lease holder, controller epoch, brokers with endpoints and health, and assignment version; a standby answers too")
+    @APIResponse(responseCode = "200", description = "The cluster", content = @Content(schema = @Schema(implementation = ApiViews.Cluster.class)))
     public ApiViews.Cluster cluster() {
         return await(runtime.inspect(core -> {
             long now = System.currentTimeMillis();
             LeaseRecord lease = core.lease();
             Assignment a = core.current();
             long version = a == null ? -1 : a.version();
-            List<ApiViews.Broker> brokers = core.isLeader() ? core.brokers().stream().map(b -> new ApiViews.Broker(b.info().id(),
-                    b.info().endpoints(), b.alive(), b.alive() ? Math.max(0, now - b.lastSeenMs()) : null, b.appliedVersion(),
-                    b.appliedVersion() >= version, b.drained(), new ApiViews.Owned(b.partitions(), b.groupSlots(), b.txnSlots()))).toList()
+            List<ApiViews.Broker> brokers = core.isLeader() ? core.brokers().stream().map(b -> brokerView(b, version, now)).toList()
                     : List.of();
             return new ApiViews.Cluster(core.clusterId(), new ApiViews.Controller(runtime.holder(), core.isLeader(), core.epoch()),
                     lease == null ? null : new ApiViews.Lease(lease.holder(), lease.transitions(), lease.renewDeadlineMs() - now),
@@ -94,9 +94,16 @@ public class AdminResource {
         }));
     }
 
+    static ApiViews.Broker brokerView(ControllerCore.BrokerView b, long assignmentVersion, long nowMs) {
+        return new ApiViews.Broker(b.info().id(), b.info().endpoints(), b.alive(), b.alive() ? Math.max(0, nowMs - b.lastSeenMs()) : null,
+                b.appliedVersion(), b.appliedVersion() >= assignmentVersion, b.drained(),
+                new ApiViews.Owned(b.partitions(), b.groupSlots(), b.txnSlots()), b.handingOff(), b.idle());
+    }
+
     @GET
     @Path("/topics")
     @Operation(summary = "Every topic, by name")
+    @APIResponse(responseCode = "200", description = "The topics", content = @Content(schema = @Schema(implementation = ApiViews.TopicSummary.class, type = SchemaType.ARRAY)))
     public List<ApiViews.TopicSummary> topics() {
         Assignment a = leaderRead(ControllerCore::current);
         return a.topics().stream().map(TopicAssignment::topic).sorted(Comparator.comparing(t -> t.name()))
@@ -107,6 +114,7 @@ public class AdminResource {
     @Path("/topics/{name}")
     @Operation(summary = "A topic's partitions: leader, leader epoch, log start and end offsets, size")
     @APIResponse(responseCode = "404", description = "UNKNOWN_TOPIC_OR_PARTITION", content = @Content(schema = @Schema(implementation = ApiError.class)))
+    @APIResponse(responseCode = "200", description = "The topic", content = @Content(schema = @Schema(implementation = ApiViews.Topic.class)))
     public ApiViews.Topic topic(@PathParam("name") String name) {
         Assignment a = leaderRead(ControllerCore::current);
         TopicAssignment t = a.topicByName(name).orElseThrow(() -> kafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION,
@@ -128,13 +136,14 @@ public class AdminResource {
     @Path("/topics")
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Creates a topic, with the Kafka API's validation and errors")
-    @APIResponse(responseCode = "201", description = "Created (or, with validateOnly, could be)", content = @Content(schema = @Schema(implementation = ApiViews.Topic.class)))
+    @APIResponse(responseCode = "201", description = "Created", content = @Content(schema = @Schema(implementation = ApiViews.Topic.class)))
+    @APIResponse(responseCode = "200", description = "With validateOnly: it could be created (nothing was)", content = @Content(schema = @Schema(implementation = ApiViews.Topic.class)))
     @APIResponse(responseCode = "400", description = "INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_CONFIG, POLICY_VIOLATION, INVALID_REQUEST",
             content = @Content(schema = @Schema(implementation = ApiError.class)))
     @APIResponse(responseCode = "403", description = "Read-only credentials", content = @Content(schema = @Schema(implementation = ApiError.class)))
     @APIResponse(responseCode = "409", description = "TOPIC_ALREADY_EXISTS", content = @Content(schema = @Schema(implementation = ApiError.class)))
     public Response createTopic(ApiViews.NewTopic body) {
-        if (body == null || body.name() == null || body.name().isEmpty()) {
+        if (body == null || body.name() == null) {
             throw kafkaError(Errors.INVALID_REQUEST, "A topic needs a name.");
         }
         String name = body.name();
@@ -160,7 +169,15 @@ public class AdminResource {
         }
         boolean validateOnly = Boolean.TRUE.equals(body.validateOnly());
         CreateTopicsCall call = CreateTopicsCall.newBuilder().addTopics(t).setValidateOnly(validateOnly).build();
-        CreateTopicsReply reply = leaderRead(core -> core.createTopics(call));
+        ClusterStats.Snapshot snapshot = stats.snapshot();
+        record Created(CreateTopicsReply reply, ApiViews.Topic view) {
+        }
+        // Created and read in one loop turn: leadership cannot move in between and turn a success into a 503.
+        Created done = leaderRead(core -> {
+            CreateTopicsReply r = core.createTopics(call);
+            return new Created(r, core.current().topicByName(name).map(ta -> topicView(ta, snapshot)).orElse(null));
+        });
+        CreateTopicsReply reply = done.reply();
         if (reply.getErrorCode() != 0) {
             throw kafkaError(Errors.forCode((short) reply.getErrorCode()), reply.getErrorMessage());
         }
@@ -174,9 +191,7 @@ public class AdminResource {
             r.getConfigsList().forEach(c -> configs.put(c.getName(), c.getValue()));
             return Response.ok(new ApiViews.Topic(name, null, configs, List.of())).build();
         }
-        Assignment after = leaderRead(ControllerCore::current);
-        ApiViews.Topic created = after.topicByName(name).map(ta -> topicView(ta, stats.snapshot()))
-                .orElseGet(() -> new ApiViews.Topic(name, r.getTopicId(), Map.of(), List.of()));
+        ApiViews.Topic created = done.view() != null ? done.view() : new ApiViews.Topic(name, r.getTopicId(), Map.of(), List.of());
         return Response.created(location).entity(created).build();
     }
 
@@ -200,6 +215,7 @@ public class AdminResource {
     @GET
     @Path("/groups")
     @Operation(summary = "Every consumer group some broker coordinates, from the brokers' last reports (every kaas.metrics.stats-interval)")
+    @APIResponse(responseCode = "200", description = "The groups", content = @Content(schema = @Schema(implementation = ApiViews.GroupSummary.class, type = SchemaType.ARRAY)))
     public List<ApiViews.GroupSummary> groups() {
         leaderRead(ControllerCore::epoch);
         return stats.snapshot().groups().stream().sorted(Comparator.comparing(ClusterStats.GroupView::groupId))
@@ -211,6 +227,7 @@ public class AdminResource {
     @Path("/groups/{id}")
     @Operation(summary = "A group's state, members, committed offsets and lag")
     @APIResponse(responseCode = "404", description = "GROUP_ID_NOT_FOUND", content = @Content(schema = @Schema(implementation = ApiError.class)))
+    @APIResponse(responseCode = "200", description = "The group", content = @Content(schema = @Schema(implementation = ApiViews.Group.class)))
     public ApiViews.Group group(@PathParam("id") String id) {
         leaderRead(ControllerCore::epoch);
         ClusterStats.Snapshot snapshot = stats.snapshot();
@@ -260,30 +277,30 @@ public class AdminResource {
     @Path("/brokers/{id}")
     @Operation(summary = "One broker: endpoints, health, drain state and what it owns")
     @APIResponse(responseCode = "404", description = "BROKER_NOT_AVAILABLE", content = @Content(schema = @Schema(implementation = ApiError.class)))
+    @APIResponse(responseCode = "200", description = "The broker", content = @Content(schema = @Schema(implementation = ApiViews.Broker.class)))
     public ApiViews.Broker broker(@PathParam("id") int id) {
-        leaderRead(ControllerCore::epoch);
-        return cluster().brokers().stream().filter(b -> b.id() == id).findFirst()
-                .orElseThrow(() -> kafkaError(Errors.BROKER_NOT_AVAILABLE, "Broker " + id + " is not known to this controller."));
+        long now = System.currentTimeMillis();
+        return leaderRead(core -> core.broker(id).map(b -> brokerView(b, core.current().version(), now))).orElseThrow(() ->
+                kafkaError(Errors.BROKER_NOT_AVAILABLE, "Broker " + id + " is not known to this controller."));
     }
 
     private ApiViews.Broker drainCall(int id, boolean drain) {
-        ControllerCore.BrokerView v;
+        long now = System.currentTimeMillis();
         try {
-            v = leaderRead(core -> drain ? core.drain(id) : core.undrain(id));
+            // The answer is read in the same loop turn as the change: leadership cannot move in between.
+            return leaderRead(core -> brokerView(drain ? core.drain(id) : core.undrain(id), core.current().version(), now));
         } catch (DrainFailure f) {
             if (f.refused.unknownBroker) {
                 throw kafkaError(Errors.BROKER_NOT_AVAILABLE, f.refused.getMessage());
             }
             throw new ApiException(Response.Status.CONFLICT, Errors.INVALID_REQUEST.name(), f.refused.getMessage());
         }
-        long version = leaderRead(core -> core.current().version());
-        return new ApiViews.Broker(v.info().id(), v.info().endpoints(), v.alive(), null, v.appliedVersion(), v.appliedVersion() >= version,
-                v.drained(), new ApiViews.Owned(v.partitions(), v.groupSlots(), v.txnSlots()));
     }
 
     @GET
     @Path("/assignment")
     @Operation(summary = "The published assignment: every partition's and slot's writer and epoch (no credentials, ACLs, quotas or broker configs)")
+    @APIResponse(responseCode = "200", description = "The assignment", content = @Content(schema = @Schema(implementation = ApiViews.Assignment.class)))
     public ApiViews.Assignment assignment() {
         Assignment a = leaderRead(ControllerCore::current);
         return new ApiViews.Assignment(a.version(), a.controllerEpoch(), a.clusterId(), a.brokers().stream().map(b -> b.id()).toList(),
@@ -333,7 +350,8 @@ public class AdminResource {
             if (cause instanceof ControllerCore.DrainRefused refused) {
                 throw new DrainFailure(refused);
             }
-            if (cause instanceof IllegalStateException && String.valueOf(cause.getMessage()).contains("not the active controller")) {
+            if (cause instanceof dev.kaas.common.cluster.LeaseFencedException
+                    || cause instanceof IllegalStateException && String.valueOf(cause.getMessage()).contains("not the active controller")) {
                 throw new ApiException(Response.Status.SERVICE_UNAVAILABLE, Errors.NOT_CONTROLLER.name(), "This controller is a standby.");
             }
             if (cause instanceof RuntimeException r) {

@@ -46,6 +46,7 @@ public class ApiAccess {
     private volatile Mode mode = Mode.CLOSED;
     private volatile ApiCredentials credentials = ApiCredentials.parse("");
     private volatile String lastText;
+    private String lastComplaint;
     private ScheduledExecutorService reloader;
 
     public ApiAccess(ControllerConfig config, @ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0") String httpHost) {
@@ -55,8 +56,8 @@ public class ApiAccess {
 
     void onStart(@Observes StartupEvent ev) {
         Optional<String> file = config.rest().credentialsFile();
-        if (file.isPresent()) {
-            mode = Mode.CREDENTIALS;
+        mode = decide(file.isPresent(), config.controller().metadata(), httpHost);
+        if (mode == Mode.CREDENTIALS) {
             reload(Path.of(file.get()));
             reloader = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "kaas-rest-credentials");
@@ -64,10 +65,7 @@ public class ApiAccess {
                 return t;
             });
             reloader.scheduleWithFixedDelay(() -> reload(Path.of(file.get())), RELOAD_SECONDS, RELOAD_SECONDS, TimeUnit.SECONDS);
-        } else if (config.controller().metadata() == ControllerConfig.MetadataBinding.STANDALONE && loopback(httpHost)) {
-            mode = Mode.OPEN;
-        } else {
-            mode = Mode.CLOSED;
+        } else if (mode == Mode.CLOSED) {
             LOG.warnf("the REST admin API (/api/v1) refuses every call: the HTTP port is bound to %s%s, and without"
                     + " kaas.rest.credentials-file it is open only on loopback in standalone mode", httpHost,
                     config.controller().metadata() == ControllerConfig.MetadataBinding.STANDALONE ? "" : " in Kubernetes mode");
@@ -80,6 +78,29 @@ public class ApiAccess {
         }
     }
 
+    /** A Host header naming a loopback address or localhost (any port); no DNS lookup. */
+    static boolean loopbackHost(String hostHeader) {
+        if (hostHeader == null) {
+            return false;
+        }
+        String h = hostHeader.strip().toLowerCase(java.util.Locale.ROOT);
+        if (h.startsWith("[")) {
+            int end = h.indexOf(']');
+            return end > 0 && h.substring(1, end).equals("::1");
+        }
+        int colon = h.indexOf(':');
+        String name = colon < 0 ? h : h.substring(0, colon);
+        return name.equals("localhost") || name.matches("127(\\.\\d{1,3}){3}");
+    }
+
+    /** The mode a controller's settings give: see the class comment. */
+    static Mode decide(boolean credentialsFile, ControllerConfig.MetadataBinding metadata, String httpHost) {
+        if (credentialsFile) {
+            return Mode.CREDENTIALS;
+        }
+        return metadata == ControllerConfig.MetadataBinding.STANDALONE && loopback(httpHost) ? Mode.OPEN : Mode.CLOSED;
+    }
+
     static boolean loopback(String host) {
         try {
             return InetAddress.getByName(host).isLoopbackAddress();
@@ -90,24 +111,38 @@ public class ApiAccess {
 
     private void reload(Path file) {
         try {
-            if (Files.size(file) > MAX_FILE_BYTES) {
-                LOG.errorf("REST credentials file %s is larger than %d bytes: not read, the previous credentials stay", file, MAX_FILE_BYTES);
+            String text;
+            if (!Files.exists(file)) {
+                // An optional Secret not created yet: nobody, until it appears.
+                text = "";
+            } else if (Files.size(file) > MAX_FILE_BYTES) {
+                complain("REST credentials file " + file + " is larger than " + MAX_FILE_BYTES + " bytes: not read, the previous credentials stay");
                 return;
+            } else {
+                text = Files.readString(file, StandardCharsets.UTF_8);
             }
-            String text = Files.readString(file, StandardCharsets.UTF_8);
             if (text.equals(lastText)) {
                 return;
             }
+            lastComplaint = null;
             ApiCredentials next = ApiCredentials.parse(text);
             next.problems.forEach(p -> LOG.warnf("REST credentials file %s: %s", file, p));
             if (next.isEmpty()) {
-                LOG.warnf("REST credentials file %s names nobody: every call to /api/v1 gets 401", file);
+                LOG.warnf("REST credentials file %s %s: every call to /api/v1 gets 401", file, Files.exists(file) ? "names nobody" : "does not exist");
             }
             credentials = next;
             lastText = text;
             LOG.infof("REST credentials read from %s", file);
         } catch (IOException | RuntimeException e) {
-            LOG.errorf("REST credentials file %s could not be read (%s): the previous credentials stay", file, e.toString());
+            complain("REST credentials file " + file + " could not be read (" + e + "): the previous credentials stay");
+        }
+    }
+
+    /** Said once, not every {@link #RELOAD_SECONDS}, until the file reads again. */
+    private void complain(String message) {
+        if (!message.equals(lastComplaint)) {
+            lastComplaint = message;
+            LOG.error(message);
         }
     }
 

@@ -36,6 +36,8 @@ final class ApiCredentials {
     static final int MAX_LINES = 10_000;
     static final int MAX_LINE = 4_096;
 
+    private static final java.util.regex.Pattern COMMENT = java.util.regex.Pattern.compile("(^|\\s)#.*$");
+
     private final List<Entry> tokens;
     private final Map<String, Entry> users;
     final List<String> problems;
@@ -59,12 +61,8 @@ final class ApiCredentials {
                 problems.add("lines after " + MAX_LINES + " ignored");
                 break;
             }
-            String line = lines[i];
-            int hash = line.indexOf('#');
-            if (hash >= 0) {
-                line = line.substring(0, hash);
-            }
-            line = line.strip();
+            // A comment starts at a '#' that begins the line or follows whitespace: a '#' inside a secret is part of it.
+            String line = COMMENT.matcher(lines[i]).replaceFirst("").strip();
             if (line.isEmpty()) {
                 continue;
             }

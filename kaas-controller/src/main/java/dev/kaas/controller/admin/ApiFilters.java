@@ -42,10 +42,48 @@ public class ApiFilters {
                     .header("WWW-Authenticate", "Basic realm=\"kaas\", charset=\"UTF-8\"")
                     .build();
         }
-        if (role.get() != ApiCredentials.Role.ADMIN && !READS.contains(ctx.getMethod())) {
+        if (access.mode() == ApiAccess.Mode.OPEN && !ApiAccess.loopbackHost(ctx.getHeaderString("Host"))) {
+            // Open only to local processes: a page whose name was re-bound to 127.0.0.1 (DNS rebinding) is not one.
+            return error(Response.Status.FORBIDDEN, "FORBIDDEN", "Without credentials this API answers only requests addressed to a loopback name.");
+        }
+        boolean write = !READS.contains(ctx.getMethod());
+        if (write && crossSite(ctx.getHeaderString("Origin"), ctx.getHeaderString("Sec-Fetch-Site"), ctx.getHeaderString("Host"))) {
+            // A browser sends a bodiless cross-site POST without asking first, with whatever credentials it holds.
+            return error(Response.Status.FORBIDDEN, "FORBIDDEN", "Changes are not accepted from a page of another site.");
+        }
+        if (role.get() != ApiCredentials.Role.ADMIN && write) {
             return error(Response.Status.FORBIDDEN, "FORBIDDEN", "These credentials are read-only.");
         }
         return null;
+    }
+
+    /** A browser request made by another site's page: scripts and tools send neither header, or their own site's. */
+    static boolean crossSite(String origin, String fetchSite, String host) {
+        if (fetchSite != null && (fetchSite.equalsIgnoreCase("cross-site") || fetchSite.equalsIgnoreCase("same-site"))) {
+            return true;
+        }
+        if (origin == null || origin.isEmpty()) {
+            return false;
+        }
+        try {
+            java.net.URI o = java.net.URI.create(origin);
+            String authority = o.getRawAuthority();
+            return authority == null || host == null || !authority.equalsIgnoreCase(host);
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+    }
+
+    /** A body whose JSON does not fit the endpoint's shape (a string where a number goes): Jackson's own exception, not a WebApplicationException. */
+    @ServerExceptionMapper
+    public Response badJson(com.fasterxml.jackson.core.JsonProcessingException e) {
+        return error(Response.Status.BAD_REQUEST, "BAD_REQUEST", "The request body is not what this endpoint reads.");
+    }
+
+    /** As {@link #badJson}: named too, since Quarkus maps this subtype itself (an empty 400) unless an application mapper names it. */
+    @ServerExceptionMapper
+    public Response mismatchedJson(com.fasterxml.jackson.databind.exc.MismatchedInputException e) {
+        return badJson(e);
     }
 
     @ServerExceptionMapper

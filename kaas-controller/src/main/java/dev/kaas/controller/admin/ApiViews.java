@@ -30,7 +30,9 @@ final class ApiViews {
                   @Schema(description = "The newest assignment version it reported applied; -1: none") long appliedVersion,
                   @Schema(description = "It has applied the current assignment") boolean caughtUp,
                   @Schema(description = "Drained for maintenance: it is handing off what it owns and takes nothing new") boolean drained,
-                  Owned owns) {
+                  Owned owns,
+                  @Schema(description = "Partitions and slots it was asked to hand off and has not reported closed yet") int handingOff,
+                  @Schema(description = "It owns nothing and closes nothing: a drained broker may be stopped now") boolean idle) {
     }
 
     @Schema(description = "The cluster: who leads it, its brokers, the assignment they apply.")

@@ -82,6 +82,12 @@ public final class Balancer {
         List<Integer> ids = brokers.stream().map(BrokerInfo::id).filter(id -> !draining.contains(id)).toList();
         Set<Integer> drainingAlive = brokers.stream().map(BrokerInfo::id).filter(draining::contains)
                 .collect(java.util.stream.Collectors.toSet());
+        if (ids.isEmpty()) {
+            // Only drained brokers are left (the last other one died mid-maintenance): a drain is a
+            // preference, and leaving partitions without a writer while brokers run would be an outage.
+            ids = brokers.stream().map(BrokerInfo::id).toList();
+            drainingAlive = Set.of();
+        }
         int[] budget = {Math.max(0, maxMoves - closing.size())};
 
         Map<String, PartitionAssignment> prevPartitions = new HashMap<>();

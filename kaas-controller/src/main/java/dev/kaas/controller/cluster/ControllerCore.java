@@ -1181,7 +1181,11 @@ public final class ControllerCore {
      * @param appliedVersion the newest assignment it reported applied, -1 if none
      */
     public record BrokerView(BrokerInfo info, boolean alive, long lastSeenMs, long appliedVersion, boolean drained,
-                             int partitions, int groupSlots, int txnSlots) {
+                             int partitions, int groupSlots, int txnSlots, int handingOff) {
+        /** It writes nothing and closes nothing: stopping it now interrupts no handoff. */
+        public boolean idle() {
+            return partitions + groupSlots + txnSlots + handingOff == 0;
+        }
     }
 
     /** Every broker the live set or the current assignment knows, by id. */
@@ -1195,8 +1199,10 @@ public final class ControllerCore {
         known.forEach((id, info) -> {
             Live l = live.get(id);
             int[] owned = owned(id);
+            // A handed-off item is published without owner at once, but its old owner is still closing it.
+            int closing = (int) relinquishing.values().stream().filter(r -> r.from() == id).count();
             out.add(new BrokerView(info, l != null, l == null ? -1 : l.lastSeenMs(), l == null ? -1 : l.appliedVersion(),
-                    current != null && current.drained().containsKey(id), owned[0], owned[1], owned[2]));
+                    current != null && current.drained().containsKey(id), owned[0], owned[1], owned[2], closing));
         });
         return out;
     }
@@ -1244,6 +1250,8 @@ public final class ControllerCore {
             drained.put(brokerId, l.incarnation());
             LOG.infof("broker %d drained (incarnation %s)", brokerId, l.incarnation());
             publishIfChanged(current.withDrained(drained));
+            // The step-down point may have passed while balancing: nothing was published, and that must not read as done.
+            requireLeader();
         }
         return view(brokerId);
     }
@@ -1256,10 +1264,16 @@ public final class ControllerCore {
             drained.remove(brokerId);
             LOG.infof("drain of broker %d cancelled", brokerId);
             publishIfChanged(current.withDrained(drained));
+            requireLeader();
         } else if (brokers().stream().noneMatch(b -> b.info().id() == brokerId)) {
             throw new DrainRefused("Broker " + brokerId + " is not known to this controller.", true);
         }
         return view(brokerId);
+    }
+
+    /** One broker as {@link #brokers} shows it, empty if neither the live set nor the assignment knows it. */
+    public java.util.Optional<BrokerView> broker(int brokerId) {
+        return brokers().stream().filter(b -> b.info().id() == brokerId).findFirst();
     }
 
     private BrokerView view(int brokerId) {

@@ -56,6 +56,48 @@ class ApiCredentialsTest {
     }
 
     @Test
+    void aHashInsideASecretIsPartOfIt() {
+        ApiCredentials c = ApiCredentials.parse("basic admin ops pa#ss # the ops account\ntoken admin t#k\n#token admin commented-out\n");
+        assertThat(c.authenticate(basic("ops", "pa#ss"))).contains(ApiCredentials.Role.ADMIN);
+        assertThat(c.authenticate(basic("ops", "pa"))).isEmpty();
+        assertThat(c.authenticate("Bearer t#k")).contains(ApiCredentials.Role.ADMIN);
+        assertThat(c.authenticate("Bearer commented-out")).isEmpty();
+        assertThat(c.problems).isEmpty();
+    }
+
+    @Test
+    void theApiIsOpenOnlyOnALoopbackStandaloneControllerWithoutCredentials() {
+        var standalone = dev.kaas.controller.config.ControllerConfig.MetadataBinding.STANDALONE;
+        var kubernetes = dev.kaas.controller.config.ControllerConfig.MetadataBinding.KUBERNETES;
+        assertThat(ApiAccess.decide(false, standalone, "127.0.0.1")).isEqualTo(ApiAccess.Mode.OPEN);
+        assertThat(ApiAccess.decide(false, standalone, "0.0.0.0")).isEqualTo(ApiAccess.Mode.CLOSED);
+        assertThat(ApiAccess.decide(false, kubernetes, "127.0.0.1")).isEqualTo(ApiAccess.Mode.CLOSED);
+        assertThat(ApiAccess.decide(true, standalone, "127.0.0.1")).isEqualTo(ApiAccess.Mode.CREDENTIALS);
+        assertThat(ApiAccess.decide(true, kubernetes, "0.0.0.0")).isEqualTo(ApiAccess.Mode.CREDENTIALS);
+    }
+
+    @Test
+    void onlyLoopbackNamesPassTheOpenModesHostCheck() {
+        assertThat(ApiAccess.loopbackHost("127.0.0.1:9094")).isTrue();
+        assertThat(ApiAccess.loopbackHost("localhost:9094")).isTrue();
+        assertThat(ApiAccess.loopbackHost("[::1]:9094")).isTrue();
+        assertThat(ApiAccess.loopbackHost("LOCALHOST")).isTrue();
+        assertThat(ApiAccess.loopbackHost("evil.example:9094")).isFalse();
+        assertThat(ApiAccess.loopbackHost("127.0.0.1.evil.example")).isFalse();
+        assertThat(ApiAccess.loopbackHost("localhost.evil.example")).isFalse();
+        assertThat(ApiAccess.loopbackHost(null)).isFalse();
+    }
+
+    @Test
+    void anotherSitesPageMayNotChangeAnything() {
+        assertThat(ApiFilters.crossSite(null, null, "127.0.0.1:9094")).isFalse();
+        assertThat(ApiFilters.crossSite("http://127.0.0.1:9094", "same-origin", "127.0.0.1:9094")).isFalse();
+        assertThat(ApiFilters.crossSite("https://evil.example", null, "127.0.0.1:9094")).isTrue();
+        assertThat(ApiFilters.crossSite(null, "cross-site", "127.0.0.1:9094")).isTrue();
+        assertThat(ApiFilters.crossSite("null", null, "127.0.0.1:9094")).isTrue();
+    }
+
+    @Test
     void onlyLoopbackCountsAsLoopback() {
         assertThat(ApiAccess.loopback("127.0.0.1")).isTrue();
         assertThat(ApiAccess.loopback("::1")).isTrue();

@@ -118,6 +118,14 @@ class BalancerTest {
                     assertThat(parts(next).get(p).leader()).isIn(2, PartitionAssignment.NO_LEADER);
                 }
             }
+            for (int sl = 0; sl < Assignment.SLOTS; sl++) {
+                if (before.groupSlots().get(sl).broker() == 2) {
+                    assertThat(next.groupSlots().get(sl).broker()).isIn(2, PartitionAssignment.NO_LEADER);
+                }
+                if (before.txnSlots().get(sl).broker() == 2) {
+                    assertThat(next.txnSlots().get(sl).broker()).isIn(2, PartitionAssignment.NO_LEADER);
+                }
+            }
             // The drained broker closes what it was asked to before the next round.
             closing.clear();
             closing.addAll(now);
@@ -145,6 +153,11 @@ class BalancerTest {
         assertThat(parts(alone)).isEqualTo(parts(a));
         Assignment dead = Balancer.next(a.withDrained(Map.of(2, "j")), List.of(T), List.of(broker(1)), 2, 1, "c", Set.of(), 10);
         assertThat(parts(dead)).extracting(PartitionAssignment::leader).containsOnly(1);
+        // The other broker dies while 2 is drained: a drain is a preference, not a reason to leave partitions without a writer.
+        Assignment onlyDrained = Balancer.next(a.withDrained(Map.of(2, "j")), List.of(T), List.of(broker(2)), 2, 1, "c", Set.of(), 10);
+        assertThat(parts(onlyDrained)).extracting(PartitionAssignment::leader).containsOnly(2);
+        assertThat(onlyDrained.groupSlots()).extracting(SlotAssignment::broker).containsOnly(2);
+        assertThat(onlyDrained.drained()).containsOnlyKeys(2);
     }
 
     private static final TopicSpec TWELVE = new TopicSpec("twelve", "id-12", 12, Map.of());
