@@ -271,8 +271,10 @@ class KaasScriptIT {
             assertThat(up.awaitLine("Kafka bootstrap:", 5)).contains("localhost:" + port + ",localhost:" + (port + 4));
             String first = status(data);
             assertThat(first).contains("brokers:     2 alive").contains("lease:       held by controller-1");
-            // The live part comes from the leading controller's REST API.
-            assertThat(first).contains("live (REST API http://127.0.0.1:" + (port + 2) + "/api/v1):").containsPattern("broker 2 +alive");
+            // The live part comes from the leading controller's REST API (whose first call, on a loaded machine, may be slow).
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                    assertThat(status(data)).contains("live (REST API http://127.0.0.1:" + (port + 2) + "/api/v1):")
+                            .containsPattern("broker 2 +alive"));
             assertThat(brokers(first).values()).extracting(BrokerRow::alive).containsExactly("alive", "alive");
 
             // When a topic with four partitions is created

@@ -322,6 +322,68 @@ class MetricsIT {
     }
 
     /**
+     * Apache's conversion metrics: an old producer's v1 messages up-converted before the append, and
+     * an old consumer's Fetch v3 down-converted, each counted by record, with their time and the
+     * bytes the converted copies took; a current client's requests convert nothing.
+     */
+    @Test
+    void recordFormatConversionsAreCountedAsApacheCountsThem() throws Exception {
+        String topic = "legacy-formats";
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (RawClient raw = new RawClient(cluster.kafkaPort())) {
+            org.apache.kafka.common.record.MemoryRecords v1 = org.apache.kafka.common.record.MemoryRecords.withRecords(
+                    org.apache.kafka.common.record.RecordBatch.MAGIC_VALUE_V1, 0L, org.apache.kafka.common.record.CompressionType.NONE,
+                    org.apache.kafka.common.record.TimestampType.CREATE_TIME,
+                    new org.apache.kafka.common.record.SimpleRecord(System.currentTimeMillis(), "a".getBytes(), "1".getBytes()),
+                    new org.apache.kafka.common.record.SimpleRecord(System.currentTimeMillis(), "b".getBytes(), "2".getBytes()),
+                    new org.apache.kafka.common.record.SimpleRecord(System.currentTimeMillis(), "c".getBytes(), "3".getBytes()));
+            var produce = new org.apache.kafka.common.message.ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+            produce.topicData().add(new org.apache.kafka.common.message.ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(
+                    List.of(new org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(v1))));
+            List<Sample> before = scrape();
+            int waitedOnce = 0;
+            org.apache.kafka.common.protocol.Errors produced = org.apache.kafka.common.protocol.Errors.NONE;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            do {
+                // The partition may not be open yet on the first try (NOT_LEADER_OR_FOLLOWER): only a success counts below.
+                var r = (org.apache.kafka.common.requests.ProduceResponse) raw.send(ApiKeys.PRODUCE, (short) 2, produce);
+                produced = org.apache.kafka.common.protocol.Errors.forCode(r.data().responses().find(topic).partitionResponses().get(0).errorCode());
+                if (produced != org.apache.kafka.common.protocol.Errors.NONE) {
+                    Thread.sleep(100);
+                    before = scrape();
+                }
+            } while (produced != org.apache.kafka.common.protocol.Errors.NONE && System.nanoTime() < deadline);
+            assertThat(produced).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+            // A v3 fetch, a v3 fetch that waits for more than there is (collected on each try, counted once, as sent),
+            // and a v12 fetch that reads the stored batches as they are.
+            for (short version : new short[] {3, 3, 12}) {
+                boolean waits = version == 3 && waitedOnce++ == 1;
+                FetchRequestData fetch = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(waits ? 500 : 0).setMinBytes(waits ? 1 << 20 : 0)
+                        .setMaxBytes(1 << 20);
+                fetch.topics().add(new FetchRequestData.FetchTopic().setTopic(topic).setPartitions(List.of(
+                        new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20))));
+                FetchResponse r = (FetchResponse) raw.send(ApiKeys.FETCH, version, fetch);
+                assertThat(r.data().responses().get(0).partitions().get(0).errorCode()).isZero();
+            }
+            List<Sample> s = scrape();
+            assertThat(delta(before, s, "kafka_server_brokertopicmetrics_producemessageconversions_total", "topic", topic)).isEqualTo(3);
+            assertThat(delta(before, s, "kafka_server_brokertopicmetrics_fetchmessageconversions_total", "topic", topic))
+                    .as("three records for each v3 fetch, once each however often it was collected").isEqualTo(6);
+            assertThat(delta(before, s, "kafka_server_brokertopicmetrics_producemessageconversions_total")).as("all topics").isEqualTo(3);
+            assertThat(delta(before, s, "kafka_network_requestmetrics_messageconversionstimems_count", "request", "Produce")).isEqualTo(1);
+            assertThat(delta(before, s, "kafka_network_requestmetrics_temporarymemorybytes_sum", "request", "Produce")).isPositive();
+            assertThat(delta(before, s, "kafka_network_requestmetrics_messageconversionstimems_count", "request", "Fetch"))
+                    .as("recorded for every Fetch, 0 when nothing was converted").isEqualTo(3);
+            double fetchMemory = delta(before, s, "kafka_network_requestmetrics_temporarymemorybytes_sum", "request", "Fetch");
+            assertThat(fetchMemory).as("the down-converted copy of three v1 messages").isPositive().isLessThan(1000);
+            assertThat(value(s, "kafka_network_requestmetrics_messageconversionstimems_count", "request", "FetchConsumer"))
+                    .as("Apache keeps it under request=Produce and request=Fetch only").isNaN();
+        }
+    }
+
+    /**
      * A group's lag, as the controller serves it from the brokers' reports, is the partitions' end
      * offsets minus the group's committed offsets, as the Admin API reads both; the coordinator
      * counts the rebalance and the commits.

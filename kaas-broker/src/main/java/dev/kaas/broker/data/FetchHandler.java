@@ -238,6 +238,11 @@ public class FetchHandler implements ApiHandler {
             ctx.throttle().requestQuotaRecorded();
             int delay = Math.max(bandwidth, requestTime);
             if (delay <= 0) {
+                // Apache counts conversions as the converted records are sent: only for the answer that goes out.
+                for (var conversion : c.conversions()) {
+                    metrics.fetchConverted(conversion.getKey(), conversion.getValue().numRecordsConverted());
+                    ctx.throttle().addConversion(conversion.getValue().conversionTimeNanos(), conversion.getValue().temporaryMemoryBytes());
+                }
                 if (!follower) {
                     // Apache's BytesOutPerSec: the record bytes of a consumer's response, as it goes out.
                     for (FetchableTopicResponse t : c.response.responses()) {
@@ -271,6 +276,7 @@ public class FetchHandler implements ApiHandler {
             int inlined = 0;
             boolean error = false;
             List<TopicPartition> tps = new ArrayList<>();
+            List<Map.Entry<String, org.apache.kafka.common.record.RecordValidationStats>> conversions = new ArrayList<>(0);
             List<Map.Entry<TopicPartition, PartitionData>> resolved = new ArrayList<>();
             for (FetchRequestData.FetchTopic ft : data.topics()) {
                 boolean byId = version >= 13;
@@ -346,7 +352,13 @@ public class FetchHandler implements ApiHandler {
                             }
                         } else {
                             byte magic = MessageFormats.magicForFetchVersion(version);
-                            records = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic, fp.fetchOffset());
+                            var converted = MessageFormats.downConvert(log.read(fp.fetchOffset(), limit, total == 0, upTo), magic,
+                                    fp.fetchOffset());
+                            if (converted.recordConversionStats().numRecordsConverted() > 0) {
+                                // Counted only if this attempt's answer is the one sent (see throttled): a waiting fetch collects again.
+                                conversions.add(Map.entry(tp.topic(), converted.recordConversionStats()));
+                            }
+                            records = converted.records();
                         }
                     } catch (Exception e) {
                         // As Apache: a partition whose read fails answers alone, the others are still served.
@@ -378,7 +390,7 @@ public class FetchHandler implements ApiHandler {
                     }
                 }
             }
-            return new Collected(resp, total, error, tps);
+            return new Collected(resp, total, error, tps, conversions);
         }
 
         /**
@@ -411,7 +423,9 @@ public class FetchHandler implements ApiHandler {
         return MemoryRecords.readableRecords(buf.flip());
     }
 
-    private record Collected(FetchResponseData response, int bytes, boolean error, List<TopicPartition> partitions) {
+    /** @param conversions the records down-converted for this answer, by topic (old clients only) */
+    private record Collected(FetchResponseData response, int bytes, boolean error, List<TopicPartition> partitions,
+                             List<Map.Entry<String, org.apache.kafka.common.record.RecordValidationStats>> conversions) {
     }
 
 }

@@ -381,7 +381,9 @@ public class ProduceHandler implements ApiHandler {
             long started = System.nanoTime();
             boolean counted = false;
             try {
-                MemoryRecords v2 = MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : records;
+                org.apache.kafka.common.record.ConvertedRecords<MemoryRecords> converted =
+                        MessageFormats.hasLegacyBatches(records) ? MessageFormats.upConvert(records) : null;
+                MemoryRecords v2 = converted == null ? records : converted.records();
                 PartitionLog.AppendResult r;
                 try {
                     r = replica.log().append(v2, verified);
@@ -394,6 +396,12 @@ public class ProduceHandler implements ApiHandler {
                 }
                 // Counted once the append was tried: not for a first try that only found the partition needs verifying.
                 counted = true;
+                if (converted != null) {
+                    // As Apache: an append's conversion stats count once it succeeded.
+                    var stats = converted.recordConversionStats();
+                    usage.addConversion(stats.conversionTimeNanos(), stats.temporaryMemoryBytes());
+                    metrics.produceConverted(topic, stats.numRecordsConverted());
+                }
                 metrics.produceRequest(topic);
                 metrics.appended(topic, records.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
                 // Registered here, in the writer's task: a close queued behind this append settles it.

@@ -159,7 +159,8 @@ public class MetricsEndpoint {
     @Singleton
     RequestObserver requests(BrokerMetrics metrics) {
         // RequestTiming's parts are BrokerMetrics' in the same order (RequestTimingTest).
-        return t -> metrics.requestDone(t.key, t.version, t.fromFollower, t.nanos, t.throttleMs, t.requestBytes);
+        return t -> metrics.requestDone(t.key, t.version, t.fromFollower, t.nanos, t.throttleMs, t.requestBytes, t.conversionNanos,
+                t.temporaryMemoryBytes);
     }
 
     void route(@Observes Router router, BrokerMetrics metrics) {

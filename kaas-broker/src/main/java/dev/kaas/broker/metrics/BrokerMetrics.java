@@ -60,6 +60,9 @@ public final class BrokerMetrics implements AutoCloseable {
         final LongAdder failedProduce = new LongAdder();
         final LongAdder totalFetch = new LongAdder();
         final LongAdder failedFetch = new LongAdder();
+        /** Records converted between message formats: up for a legacy producer, down for an old consumer. */
+        final LongAdder produceConversions = new LongAdder();
+        final LongAdder fetchConversions = new LongAdder();
     }
 
     /**
@@ -151,6 +154,10 @@ public final class BrokerMetrics implements AutoCloseable {
             16777216d, 67108864d, 104857600d);
     private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> requestBytes;
     private final Histograms.Family requestBytesFamily;
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> conversionTimes;
+    private final Histograms.Family conversionTimeFamily;
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> temporaryMemory;
+    private final Histograms.Family temporaryMemoryFamily;
     private final Histograms.Series fsyncTime;
     private final Histograms.Series fenceTime;
     private final Histograms.Series commitAppends;
@@ -212,12 +219,12 @@ public final class BrokerMetrics implements AutoCloseable {
         }
         Meter meter = provider.get("dev.kaas.broker");
         String[] topicMetricNames = {"bytesin", "messagesin", "bytesout", "totalproducerequests", "failedproducerequests",
-                "totalfetchrequests", "failedfetchrequests"};
+                "totalfetchrequests", "failedfetchrequests", "producemessageconversions", "fetchmessageconversions"};
         ObservableLongMeasurement[] topicCounters = new ObservableLongMeasurement[topicMetricNames.length];
         for (int i = 0; i < topicMetricNames.length; i++) {
             topicCounters[i] = meter.counterBuilder("kafka.server.brokertopicmetrics." + topicMetricNames[i]).buildObserver();
         }
-        // One pass over the meters per collection, for all seven.
+        // One pass over the meters per collection, for all of them.
         meter.batchCallback(() -> {
             record(topicCounters, all, Attributes.empty());
             topics.forEach((topic, m) -> record(topicCounters, m, Attributes.of(TOPIC, topic)));
@@ -280,6 +287,16 @@ public final class BrokerMetrics implements AutoCloseable {
                         }
                     }
                 });
+        var conversionsByName = new java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>(names.length);
+        this.conversionTimes = conversionsByName;
+        this.conversionTimeFamily = histograms.family("kafka.network.requestmetrics.messageconversionstimems",
+                "Milliseconds a Produce or Fetch spent converting records between message formats.", TIME_BUCKETS,
+                each -> eachNamed(conversionsByName, each));
+        var memoryByName = new java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series>(names.length);
+        this.temporaryMemory = memoryByName;
+        this.temporaryMemoryFamily = histograms.family("kafka.network.requestmetrics.temporarymemorybytes",
+                "Bytes a Produce or Fetch allocated to convert records between message formats.", BYTE_BUCKETS,
+                each -> eachNamed(memoryByName, each));
         this.fsyncTime = single("kaas.log.fsync.time.ms",
                 "Milliseconds of each group commit's fsync, which every acks=all append waits for.", FSYNC_BUCKETS);
         this.fenceTime = single("kaas.log.fence.check.time.ms",
@@ -304,6 +321,16 @@ public final class BrokerMetrics implements AutoCloseable {
                 connects.record(link.streamConnects());
             }
         }, assignmentVersion, controllerEpoch, connects);
+    }
+
+    private void eachNamed(java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> byName,
+                           java.util.function.BiConsumer<Attributes, Histograms.Series> each) {
+        for (int n = 0; n < byName.length(); n++) {
+            Histograms.Series series = byName.get(n);
+            if (series != null) {
+                each.accept(requestAttributes[n], series);
+            }
+        }
     }
 
     /** A histogram of one series, without attributes. */
@@ -377,6 +404,8 @@ public final class BrokerMetrics implements AutoCloseable {
         counters[4].record(m.failedProduce.sum(), a);
         counters[5].record(m.totalFetch.sum(), a);
         counters[6].record(m.failedFetch.sum(), a);
+        counters[7].record(m.produceConversions.sum(), a);
+        counters[8].record(m.fetchConversions.sum(), a);
     }
 
     /**
@@ -428,6 +457,18 @@ public final class BrokerMetrics implements AutoCloseable {
         all.failedFetch.increment();
     }
 
+    /** {@code records} of a legacy (v0/v1) produce request up-converted to v2 before the append (Apache's ProduceMessageConversionsPerSec). */
+    public void produceConverted(String topic, long records) {
+        topic(topic).produceConversions.add(records);
+        all.produceConversions.add(records);
+    }
+
+    /** {@code records} down-converted for a Fetch of version 0 to 3 (Apache's FetchMessageConversionsPerSec). */
+    public void fetchConverted(String topic, long records) {
+        topic(topic).fetchConversions.add(records);
+        all.fetchConversions.add(records);
+    }
+
     /** Record bytes of a consumer's fetch response, sent. */
     public void bytesOut(String topic, long bytes) {
         topic(topic).bytesOut.add(bytes);
@@ -451,11 +492,35 @@ public final class BrokerMetrics implements AutoCloseable {
      * Apache counts it. One loop over the parts, not a call each: this is inlined into the
      * connection's response path, whose compiled size it should barely grow.
      */
-    public void requestDone(ApiKeys key, short version, boolean fromFollower, long[] partNanos, int throttleMs, int requestBytes) {
+    public void requestDone(ApiKeys key, short version, boolean fromFollower, long[] partNanos, int throttleMs, int requestBytes,
+                            long conversionNanos, long temporaryMemoryBytes) {
         count(key.ordinal(), version, partNanos, throttleMs, requestBytes);
         if (key == ApiKeys.FETCH) {
             count(fromFollower ? fetchFollower : fetchConsumer, version, partNanos, throttleMs, requestBytes);
         }
+        if (key == ApiKeys.FETCH || key == ApiKeys.PRODUCE) {
+            converted(key.ordinal(), conversionNanos, temporaryMemoryBytes);
+        }
+    }
+
+    /**
+     * Apache's MessageConversionsTimeMs and TemporaryMemoryBytes, which its RequestChannel keeps
+     * for {@code request=Produce} and {@code request=Fetch} only (not FetchConsumer/FetchFollower),
+     * recorded for each of their requests (0 when nothing was converted).
+     */
+    private void converted(int name, long conversionNanos, long temporaryMemoryBytes) {
+        perName(conversionTimes, conversionTimeFamily, name).record(conversionNanos / 1e6);
+        perName(temporaryMemory, temporaryMemoryFamily, name).record(temporaryMemoryBytes);
+    }
+
+    private static Histograms.Series perName(java.util.concurrent.atomic.AtomicReferenceArray<Histograms.Series> byName,
+                                             Histograms.Family family, int name) {
+        Histograms.Series s = byName.get(name);
+        if (s == null) {
+            byName.compareAndSet(name, null, family.newSeries());
+            s = byName.get(name);
+        }
+        return s;
     }
 
     private void count(int name, short version, long[] partNanos, int throttleMs, int requestBytes) {

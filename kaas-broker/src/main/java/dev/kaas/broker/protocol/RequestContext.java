@@ -88,6 +88,28 @@ public record RequestContext(RequestHeader header, String listenerName, String c
             return threadNanos.get();
         }
 
+        // Field updaters, not two more objects per request: almost no request converts anything.
+        private static final java.util.concurrent.atomic.AtomicLongFieldUpdater<Throttle> CONVERSION_NANOS =
+                java.util.concurrent.atomic.AtomicLongFieldUpdater.newUpdater(Throttle.class, "conversionNanos");
+        private static final java.util.concurrent.atomic.AtomicLongFieldUpdater<Throttle> TEMPORARY_BYTES =
+                java.util.concurrent.atomic.AtomicLongFieldUpdater.newUpdater(Throttle.class, "temporaryMemoryBytes");
+        private volatile long conversionNanos;
+        private volatile long temporaryMemoryBytes;
+
+        /** Records converted between message formats for this request (partition writers may add concurrently). */
+        public void addConversion(long nanos, long bytes) {
+            CONVERSION_NANOS.addAndGet(this, Math.max(0, nanos));
+            TEMPORARY_BYTES.addAndGet(this, Math.max(0, bytes));
+        }
+
+        public long conversionNanos() {
+            return conversionNanos;
+        }
+
+        public long temporaryMemoryBytes() {
+            return temporaryMemoryBytes;
+        }
+
         /**
          * The request whose handler is running on the calling thread, or null: a coordinator that
          * queues work for a request takes it here and adds the work's time to it.

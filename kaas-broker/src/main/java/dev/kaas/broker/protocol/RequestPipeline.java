@@ -561,6 +561,8 @@ final class RequestPipeline {
         n[RequestTiming.TOTAL] = sent - p.received;
         t.throttleMs = throttleMs;
         t.requestBytes = p.bodyBytes;
+        t.conversionNanos = p.throttle.conversionNanos();
+        t.temporaryMemoryBytes = p.throttle.temporaryMemoryBytes();
         observer.done(t);
     }
 

@@ -31,4 +31,7 @@ public final class RequestTiming {
     public int throttleMs;
     /** The request's body size (after its header), as Apache's RequestBytes. */
     public int requestBytes;
+    /** Time spent converting records between message formats, and the bytes that took (Apache's MessageConversionsTimeMs, TemporaryMemoryBytes). */
+    public long conversionNanos;
+    public long temporaryMemoryBytes;
 }

@@ -52,6 +52,30 @@ class BrokerMetricsTest {
     }
 
     @Test
+    void recordFormatConversionsAreCountedPerTopicAndTimedUnderProduceAndFetchOnly() throws Exception {
+        try (BrokerMetrics m = new BrokerMetrics(new FixedSource(), true, 100)) {
+            m.requestDone(ApiKeys.PRODUCE, (short) 2, false, new long[] {3_000_000, 0, 3_000_000, 0, 0, 0}, 0, 200, 1_500_000, 4096);
+            m.requestDone(ApiKeys.FETCH, (short) 3, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 100, 700_000, 300);
+            m.requestDone(ApiKeys.METADATA, (short) 12, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 100, 0, 0);
+            m.produceConverted("a", 3);
+            m.fetchConverted("a", 2);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 200, 0, 0);
+
+            assertThat(scrape(m))
+                    .contains("kafka_server_brokertopicmetrics_producemessageconversions_total{topic=\"a\"} 3.0")
+                    .contains("kafka_server_brokertopicmetrics_producemessageconversions_total 3.0")
+                    .contains("kafka_server_brokertopicmetrics_fetchmessageconversions_total{topic=\"a\"} 2.0")
+                    .contains("kafka_network_requestmetrics_messageconversionstimems_count{request=\"Produce\"} 2")
+                    .contains("kafka_network_requestmetrics_messageconversionstimems_sum{request=\"Produce\"} 1.5")
+                    .contains("kafka_network_requestmetrics_temporarymemorybytes_sum{request=\"Produce\"} 4096.0")
+                    .contains("kafka_network_requestmetrics_messageconversionstimems_count{request=\"Fetch\"} 1")
+                    .contains("kafka_network_requestmetrics_temporarymemorybytes_sum{request=\"Fetch\"} 300.0")
+                    .doesNotContain("kafka_network_requestmetrics_messageconversionstimems_count{request=\"FetchConsumer\"}")
+                    .doesNotContain("kafka_network_requestmetrics_messageconversionstimems_count{request=\"Metadata\"}");
+        }
+    }
+
+    @Test
     void countsAppearPerTopicAndForAllTopicsUnderApachesNames() throws Exception {
         FixedSource source = new FixedSource();
         try (BrokerMetrics m = new BrokerMetrics(source, true, 100)) {
@@ -61,8 +85,8 @@ class BrokerMetricsTest {
             m.produceFailed("b");
             m.fetchRequest("a");
             m.bytesOut("a", 300);
-            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, new long[] {2_000_000, 100_000, 300_000, 1_500_000, 50_000, 50_000}, 0, 1000);
-            m.requestDone(ApiKeys.FETCH, (short) 16, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 100);
+            m.requestDone(ApiKeys.PRODUCE, (short) 9, false, new long[] {2_000_000, 100_000, 300_000, 1_500_000, 50_000, 50_000}, 0, 1000, 0, 0);
+            m.requestDone(ApiKeys.FETCH, (short) 16, false, new long[] {1_000_000, 0, 1_000_000, 0, 0, 0}, 0, 100, 0, 0);
             m.groupCommit(3_000_000, 200_000, 5);
             m.groupCommit(400_000, 100_000, 1);
             m.takeover(40_000_000);

@@ -42,12 +42,17 @@ public class ApiFilters {
                     .header("WWW-Authenticate", "Basic realm=\"kaas\", charset=\"UTF-8\"")
                     .build();
         }
-        if (access.mode() == ApiAccess.Mode.OPEN && !ApiAccess.loopbackHost(ctx.getHeaderString("Host"))) {
+        // HTTP/2 (a client's h2c upgrade) has no Host header: its :authority is the request URI's.
+        String host = ctx.getHeaderString("Host");
+        if (host == null) {
+            host = ctx.getUriInfo().getRequestUri().getRawAuthority();
+        }
+        if (access.mode() == ApiAccess.Mode.OPEN && !ApiAccess.loopbackHost(host)) {
             // Open only to local processes: a page whose name was re-bound to 127.0.0.1 (DNS rebinding) is not one.
             return error(Response.Status.FORBIDDEN, "FORBIDDEN", "Without credentials this API answers only requests addressed to a loopback name.");
         }
         boolean write = !READS.contains(ctx.getMethod());
-        if (write && crossSite(ctx.getHeaderString("Origin"), ctx.getHeaderString("Sec-Fetch-Site"), ctx.getHeaderString("Host"))) {
+        if (write && crossSite(ctx.getHeaderString("Origin"), ctx.getHeaderString("Sec-Fetch-Site"), host)) {
             // A browser sends a bodiless cross-site POST without asking first, with whatever credentials it holds.
             return error(Response.Status.FORBIDDEN, "FORBIDDEN", "Changes are not accepted from a page of another site.");
         }

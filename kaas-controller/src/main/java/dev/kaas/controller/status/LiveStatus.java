@@ -20,7 +20,8 @@ import java.util.function.Function;
  * the report, which comes from the data directory and works with no controller running.
  */
 final class LiveStatus {
-    static final Duration TIMEOUT = Duration.ofSeconds(3);
+    /** A controller busy with its first REST call (classes still loading) on a loaded machine may take seconds. */
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
     /** At most this many groups get a lag entry; the count covers them all. */
     static final int GROUP_LINES = 20;
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -78,6 +79,7 @@ final class LiveStatus {
 
     /** A GET with a bounded wait, with {@code KAAS_REST_TOKEN} as a bearer token when set. */
     static Function<URI, Optional<String>> http(String token) {
+        // The JDK client's default, HTTP/2 by an h2c upgrade: a request without a Host header, which the API must read right.
         HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
         return uri -> {
             HttpRequest.Builder r = HttpRequest.newBuilder(uri).timeout(TIMEOUT).header("Accept", "application/json");
