@@ -78,6 +78,11 @@ public class MetricsEndpoint {
             }
 
             @Override
+            public int partitionCount() {
+                return partitions.view().size();
+            }
+
+            @Override
             public Map<String, Integer> connections() {
                 // Looked up when scraped: the listeners need the metrics to be made first.
                 return listeners.isResolvable() ? listeners.get().openConnections() : Map.of();

@@ -92,6 +92,11 @@ public final class BrokerMetrics implements AutoCloseable {
     public interface Source {
         Collection<PartitionStat> partitions();
 
+        /** How many partitions this broker leads: all a scrape needs with per-partition metrics off (no segment sizes summed). */
+        default int partitionCount() {
+            return partitions().size();
+        }
+
         Map<String, Integer> connections();
 
         default GroupsStat groups() {
@@ -263,16 +268,20 @@ public final class BrokerMetrics implements AutoCloseable {
                 .setDescription("The partition's log end offset.").buildObserver();
         // The partitions are walked once per collection (a size sums every segment).
         meter.batchCallback(() -> {
+            if (!partitionMetrics) {
+                int n = source.partitionCount();
+                partitionCount.record(n);
+                leaderCount.record(n);
+                return;
+            }
             Collection<PartitionStat> hosted = source.partitions();
             partitionCount.record(hosted.size());
             leaderCount.record(hosted.size());
-            if (partitionMetrics) {
-                for (PartitionStat p : hosted) {
-                    Attributes a = Attributes.of(TOPIC, p.topic(), PARTITION, Integer.toString(p.partition()));
-                    size.record(p.size(), a);
-                    logStart.record(p.logStartOffset(), a);
-                    logEnd.record(p.logEndOffset(), a);
-                }
+            for (PartitionStat p : hosted) {
+                Attributes a = Attributes.of(TOPIC, p.topic(), PARTITION, Integer.toString(p.partition()));
+                size.record(p.size(), a);
+                logStart.record(p.logStartOffset(), a);
+                logEnd.record(p.logEndOffset(), a);
             }
         }, partitionCount, leaderCount, size, logStart, logEnd);
         groupMetrics(meter);
@@ -565,9 +574,16 @@ public final class BrokerMetrics implements AutoCloseable {
         return PrometheusTextFormatWriter.CONTENT_TYPE;
     }
 
-    /** Metrics that read no source, for tests and tools that count without serving. */
+    /**
+     * Metrics that read no source, for tests and tools that count without serving: one shared
+     * instance (each would otherwise hold a meter provider nobody closes), never served or closed.
+     */
     public static BrokerMetrics detached() {
-        return new BrokerMetrics(Source.NONE, false, 2000);
+        return Detached.INSTANCE;
+    }
+
+    private static final class Detached {
+        static final BrokerMetrics INSTANCE = new BrokerMetrics(Source.NONE, false, 2000);
     }
 
     @Override

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /** What a scrape shows for counts made on the hot path, without a server. */
 class BrokerMetricsTest {
-    static final class FixedSource implements BrokerMetrics.Source {
+    static class FixedSource implements BrokerMetrics.Source {
         Set<String> gone = Set.of();
         BrokerMetrics.GroupsStat groups = new BrokerMetrics.GroupsStat(Map.of("Stable", 2, "Empty", 1), 9, 4, 11);
 
@@ -49,6 +49,28 @@ class BrokerMetricsTest {
         // The OpenTelemetry exporter labels every series with the instrumentation scope; the names and the other labels are Apache's.
         return out.toString(StandardCharsets.UTF_8).replace("otel_scope_name=\"dev.kaas.broker\",", "")
                 .replace(",otel_scope_name=\"dev.kaas.broker\"", "").replace("{otel_scope_name=\"dev.kaas.broker\"}", "");
+    }
+
+    @Test
+    void withPartitionMetricsOffAScrapeCountsPartitionsWithoutReadingTheirSizes() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger walks = new java.util.concurrent.atomic.AtomicInteger();
+        FixedSource source = new FixedSource() {
+            @Override
+            public Collection<BrokerMetrics.PartitionStat> partitions() {
+                walks.incrementAndGet();
+                return super.partitions();
+            }
+
+            @Override
+            public int partitionCount() {
+                return 7;
+            }
+        };
+        try (BrokerMetrics m = new BrokerMetrics(source, false, 100)) {
+            assertThat(scrape(m)).contains("kafka_server_replicamanager_partitioncount 7.0").contains("kafka_server_replicamanager_leadercount 7.0")
+                    .doesNotContain("kafka_log_log_size");
+            assertThat(walks).as("no segment sizes summed for series that are off").hasValue(0);
+        }
     }
 
     @Test
