@@ -4,6 +4,7 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.cluster.ControllerAdmin;
 import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.common.config.NewTopicChecks;
 import dev.kaas.common.config.TopicConfigs;
 import dev.kaas.proto.CreateTopicsCall;
 import dev.kaas.proto.TopicConfig;
@@ -51,6 +52,14 @@ public class CreateTopicsHandler implements ApiHandler {
         this.partitions = partitions;
     }
 
+    /** The checks shared with the controller's REST API; a reserved name is refused even with a manual assignment. */
+    private static NewTopicChecks.Refusal refusal(CreatableTopic t) {
+        if (!t.assignments().isEmpty() && !Topic.isInternal(t.name())) {
+            return null;
+        }
+        return NewTopicChecks.check(t.name(), t.numPartitions(), t.replicationFactor());
+    }
+
     @Override
     public ApiKeys key() {
         return ApiKeys.CREATE_TOPICS;
@@ -80,20 +89,11 @@ public class CreateTopicsHandler implements ApiHandler {
                 r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Duplicate topic name.");
             } else if (!createAny && !ctx.allowed(AclOperation.CREATE, ResourceType.TOPIC, t.name())) {
                 r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()).setErrorMessage("Authorization failed.");
-            } else if (Topic.isInternal(t.name())) {
-                // Apache creates these itself (and a user's CreateTopics then meets TOPIC_ALREADY_EXISTS);
-                // kaas has no such topics, so the names stay reserved (src/docs/compatibility.md).
-                r.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
-                        .setErrorMessage("Topic name " + t.name() + " is reserved: kaas keeps group offsets and transaction state in files, not in internal topics.");
+            } else if (refusal(t) != null) {
+                r.setErrorCode(refusal(t).error().code()).setErrorMessage(refusal(t).message());
             } else if (!t.assignments().isEmpty()) {
                 r.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("kaas places partitions itself: manual replica assignment is not supported.");
-            } else if (t.replicationFactor() == 0 || t.replicationFactor() < -1) {
-                r.setErrorCode(Errors.INVALID_REPLICATION_FACTOR.code())
-                        .setErrorMessage("Replication factor must be larger than 0, or -1 to use the default value.");
-            } else if (t.numPartitions() == 0 || t.numPartitions() < -1) {
-                r.setErrorCode(Errors.INVALID_PARTITIONS.code())
-                        .setErrorMessage("Number of partitions was set to an invalid non-positive value.");
             } else {
                 TopicToCreate.Builder b = TopicToCreate.newBuilder().setName(t.name()).setNumPartitions(t.numPartitions());
                 t.configs().forEach(c -> {

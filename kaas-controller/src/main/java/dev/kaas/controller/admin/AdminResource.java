@@ -1,6 +1,7 @@
 package dev.kaas.controller.admin;
 
 import dev.kaas.common.cluster.LeaseRecord;
+import dev.kaas.common.config.NewTopicChecks;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.TopicAssignment;
 import dev.kaas.controller.cluster.ClusterStats;
@@ -34,7 +35,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
@@ -149,16 +149,10 @@ public class AdminResource {
         String name = body.name();
         int partitions = body.partitions() == null ? -1 : body.partitions();
         int replication = body.replicationFactor() == null ? -1 : body.replicationFactor();
-        // The checks the Kafka API's broker makes before it forwards (CreateTopicsHandler); the controller makes the rest.
-        if (Topic.isInternal(name)) {
-            throw kafkaError(Errors.INVALID_TOPIC_EXCEPTION, "Topic name " + name
-                    + " is reserved: kaas keeps group offsets and transaction state in files, not in internal topics.");
-        }
-        if (replication == 0 || replication < -1) {
-            throw kafkaError(Errors.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value.");
-        }
-        if (partitions == 0 || partitions < -1) {
-            throw kafkaError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.");
+        // The checks the Kafka API's broker makes before it forwards; the controller makes the rest.
+        NewTopicChecks.Refusal refused = NewTopicChecks.check(name, partitions, replication);
+        if (refused != null) {
+            throw kafkaError(refused.error(), refused.message());
         }
         TopicToCreate.Builder t = TopicToCreate.newBuilder().setName(name).setNumPartitions(partitions);
         for (Map.Entry<String, String> c : (body.configs() == null ? Map.<String, String>of() : body.configs()).entrySet()) {

@@ -1277,7 +1277,7 @@ public final class ControllerCore {
     }
 
     private BrokerView view(int brokerId) {
-        return brokers().stream().filter(b -> b.info().id() == brokerId).findFirst().orElseThrow();
+        return broker(brokerId).orElseThrow();
     }
 
     /** For status and tests: the handoffs in flight. */
