@@ -9,6 +9,10 @@ import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import io.opentelemetry.proto.metrics.v1.ResourceMetrics;
 import io.opentelemetry.proto.metrics.v1.ScopeMetrics;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.Span;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -49,7 +53,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Prometheus endpoint after a known workload reports exactly that workload, under the names
- * Apache's MBeans take through the Strimzi JMX exporter rules (src/docs/operations.md).
+ * Apache's MBeans take through the Strimzi JMX exporter rules (src/docs/operations.md); the OTLP
+ * export pushes the same; every request is traced (sample ratio 1) and its spans reach the same receiver.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class MetricsIT {
@@ -59,7 +64,7 @@ class MetricsIT {
     @RegisterExtension
     static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
             "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s",
-            "quarkus.log.console.json.enabled", "true"));
+            "quarkus.log.console.json.enabled", "true", "kaas.tracing.sample-ratio", "1.0", "kaas.tracing.otlp-endpoint", OTLP.tracesEndpoint()));
 
     @AfterAll
     static void stopReceiver() {
@@ -70,6 +75,8 @@ class MetricsIT {
     static final class OtlpReceiver implements AutoCloseable {
         final HttpServer server;
         final java.util.concurrent.ConcurrentLinkedDeque<ExportMetricsServiceRequest> received = new java.util.concurrent.ConcurrentLinkedDeque<>();
+        /** Every span received, with its resource's service.instance.id (bounded: the newest 20,000). */
+        final java.util.concurrent.ConcurrentLinkedDeque<Map.Entry<String, Span>> spans = new java.util.concurrent.ConcurrentLinkedDeque<>();
 
         private OtlpReceiver(HttpServer server) {
             this.server = server;
@@ -97,6 +104,29 @@ class MetricsIT {
                         exchange.close();
                     }
                 });
+                server.createContext("/v1/traces", exchange -> {
+                    try {
+                        byte[] body = exchange.getRequestBody().readAllBytes();
+                        if ("POST".equals(exchange.getRequestMethod())
+                                && "application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
+                            for (ResourceSpans rs : ExportTraceServiceRequest.parseFrom(body).getResourceSpansList()) {
+                                String instance = rs.getResource().getAttributesList().stream()
+                                        .filter(kv -> kv.getKey().equals("service.instance.id")).map(kv -> kv.getValue().getStringValue())
+                                        .findFirst().orElse("");
+                                rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(sp -> r.spans.addLast(Map.entry(instance, sp))));
+                            }
+                            while (r.spans.size() > 20_000) {
+                                r.spans.pollFirst();
+                            }
+                            exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                            exchange.sendResponseHeaders(200, 0);
+                        } else {
+                            exchange.sendResponseHeaders(400, -1);
+                        }
+                    } finally {
+                        exchange.close();
+                    }
+                });
                 server.start();
                 return r;
             } catch (IOException e) {
@@ -106,6 +136,10 @@ class MetricsIT {
 
         String endpoint() {
             return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/metrics";
+        }
+
+        String tracesEndpoint() {
+            return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1/traces";
         }
 
         /**
@@ -490,4 +524,92 @@ class MetricsIT {
         }
         assertThat(epoch).as("a line after the first assignment carries the controller epoch").isTrue();
     }
+
+    /** A span's attributes as strings (ints and booleans in their decimal and true/false forms). */
+    static Map<String, String> attributes(Span span) {
+        Map<String, String> out = new HashMap<>();
+        for (KeyValue kv : span.getAttributesList()) {
+            var v = kv.getValue();
+            out.put(kv.getKey(), switch (v.getValueCase()) {
+                case INT_VALUE -> Long.toString(v.getIntValue());
+                case BOOL_VALUE -> Boolean.toString(v.getBoolValue());
+                default -> v.getStringValue();
+            });
+        }
+        return out;
+    }
+
+    /** The first root span received that {@code match} accepts, waited for (bounded: spans are exported every second). */
+    static Map.Entry<String, Span> awaitRootSpan(String name, java.util.function.Predicate<Map<String, String>> match) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            for (Map.Entry<String, Span> e : OTLP.spans) {
+                Span sp = e.getValue();
+                if (sp.getName().equals(name) && sp.getParentSpanId().isEmpty() && match.test(attributes(sp))) {
+                    return e;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no " + name + " span in 30 s among " + OTLP.spans.size() + " received");
+    }
+
+    @Test
+    void aSampledProduceIsASpanWithItsQueueAppendFsyncAndFenceCheckAndTheRecordsTraceparentIsLeftAlone() throws Exception {
+        String topic = "traced";
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            // Metadata for a topic that does not exist: its span carries the error.
+            assertThatThrownBy(() -> admin.describeTopics(List.of("no-such-topic")).allTopicNames().get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.UnknownTopicOrPartitionException.class);
+        }
+        String recordTraceId = "0af7651916cd43dd8448eb211c80319c";
+        byte[] traceparent = ("00-" + recordTraceId + "-b7ad6b7169203331-01").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        Properties p = cluster.clientProps();
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "traced-producer");
+        try (var producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            var record = new ProducerRecord<>(topic, 0, "k".getBytes(), "v".getBytes());
+            record.headers().add("traceparent", traceparent);
+            producer.send(record).get(30, TimeUnit.SECONDS);
+        }
+        Properties c = cluster.clientProps();
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        try (var consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.assign(List.of(new TopicPartition(topic, 0)));
+            var polled = consumer.poll(Duration.ofSeconds(30));
+            assertThat(polled.count()).isEqualTo(1);
+            assertThat(polled.iterator().next().headers().lastHeader("traceparent").value()).as("the record's trace context, untouched")
+                    .isEqualTo(traceparent);
+        }
+
+        Map.Entry<String, Span> found = awaitRootSpan("Produce", a -> "traced-producer".equals(a.get("messaging.client.id"))
+                && "1".equals(a.get("kafka.partition.count")));
+        Span root = found.getValue();
+        assertThat(found.getKey()).as("service.instance.id").matches("broker-\\d+");
+        assertThat(root.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_SERVER);
+        Map<String, String> attrs = attributes(root);
+        assertThat(attrs).containsEntry("kafka.api.key", "0").containsEntry("kafka.topic.count", "1").containsEntry("kafka.error.code", "0")
+                .containsEntry("kafka.error.name", "NONE").containsEntry("kafka.response.sent", "true").containsKey("kafka.api.version");
+        assertThat(Integer.parseInt(attrs.get("kafka.api.version"))).isBetween(3, 10);
+        assertThat(java.util.HexFormat.of().formatHex(root.getTraceId().toByteArray()))
+                .as("a request span is a root of its own, not the record's trace").isNotEqualTo(recordTraceId);
+
+        // Its children ended before it, so they were exported with it or earlier.
+        List<Span> children = OTLP.spans.stream().map(Map.Entry::getValue).filter(s -> s.getParentSpanId().equals(root.getSpanId())).toList();
+        assertThat(children).extracting(Span::getName).contains("queue", "local", "append", "fsync", "fence check", "send");
+        assertThat(children).allSatisfy(ch -> {
+            assertThat(ch.getTraceId()).isEqualTo(root.getTraceId());
+            assertThat(ch.getStartTimeUnixNano()).isGreaterThanOrEqualTo(root.getStartTimeUnixNano());
+            assertThat(ch.getEndTimeUnixNano()).isLessThanOrEqualTo(root.getEndTimeUnixNano());
+        });
+        for (String partitionSpan : List.of("append", "fsync", "fence check")) {
+            Span sp = children.stream().filter(ch -> ch.getName().equals(partitionSpan)).findFirst().orElseThrow();
+            assertThat(attributes(sp)).containsEntry("messaging.destination.name", topic).containsEntry("messaging.destination.partition.id", "0");
+        }
+
+        Span metadata = awaitRootSpan("Metadata", a -> "3".equals(a.get("kafka.error.code"))).getValue();
+        assertThat(attributes(metadata)).containsEntry("kafka.error.name", "UNKNOWN_TOPIC_OR_PARTITION");
+    }
 }
+

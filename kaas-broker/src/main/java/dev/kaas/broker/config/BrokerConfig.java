@@ -33,6 +33,24 @@ public interface BrokerConfig {
 
     Metrics metrics();
 
+    Tracing tracing();
+
+    /** Request tracing (src/docs/operations.md#tracing): off unless both keys are set. */
+    interface Tracing {
+        /**
+         * The share of Kafka requests traced, from 0 (none, the default) to 1 (every one), decided
+         * when a request's frame arrives; an untraced request costs a random draw.
+         */
+        @WithDefault("0")
+        double sampleRatio();
+
+        /**
+         * Where spans go by OTLP over HTTP (protobuf), the signal's full URL, e.g.
+         * {@code http://otel-collector:4318/v1/traces}. Unset: no tracing, whatever the ratio.
+         */
+        java.util.Optional<String> otlpEndpoint();
+    }
+
     /** What the broker's metrics keep (src/docs/operations.md#metrics). */
     interface Metrics {
         /**

@@ -6,6 +6,7 @@ import dev.kaas.broker.protocol.ApiHandler;
 import dev.kaas.broker.protocol.CloseConnection;
 import dev.kaas.broker.protocol.ErrorMapper;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.protocol.RequestTrace;
 import dev.kaas.broker.quota.ClientQuotas;
 import dev.kaas.broker.storage.MessageFormats;
 import dev.kaas.broker.storage.PartitionLog;
@@ -327,10 +328,16 @@ public class ProduceHandler implements ApiHandler {
         });
         if (!asking.isEmpty()) {
             CompletableFuture<Map<TopicPartition, Errors>> answer;
+            long asked = System.nanoTime();
             try {
                 answer = verifier.verify(data.transactionalId(), producer[0], (short) producer[1], asking);
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
+            }
+            RequestTrace trace = usage.trace();
+            if (trace != null) {
+                answer.whenComplete((errors, failure) -> trace.span("txn verification", asked, System.nanoTime(), null,
+                        "kaas.partitions", asking.size()));
             }
             // Every asking ticket gets an outcome, whatever happens: the requests behind it wait on it.
             answer.whenComplete((errors, failure) -> asking.forEach(tp -> waiting.get(tp).outcome().complete(
@@ -377,6 +384,8 @@ public class ProduceHandler implements ApiHandler {
         CompletableFuture<PartitionLog.AppendResult> appended = new CompletableFuture<>();
         CompletableFuture<Void> durable = new CompletableFuture<>();
         String topic = replica.log().topicPartition().topic();
+        RequestTrace trace = usage.trace();
+        long queued = trace == null ? 0 : System.nanoTime();
         Runnable task = () -> {
             long started = System.nanoTime();
             boolean counted = false;
@@ -396,6 +405,10 @@ public class ProduceHandler implements ApiHandler {
                 }
                 // Counted once the append was tried: not for a first try that only found the partition needs verifying.
                 counted = true;
+                if (trace != null) {
+                    trace.span("append", started, System.nanoTime(), replica.log().topicPartition(), "kaas.writer.wait_us",
+                            (started - queued) / 1000);
+                }
                 if (converted != null) {
                     // As Apache: an append's conversion stats count once it succeeded.
                     var stats = converted.recordConversionStats();
@@ -406,7 +419,8 @@ public class ProduceHandler implements ApiHandler {
                 metrics.appended(topic, records.sizeInBytes(), r.lastOffset() - r.baseOffset() + 1);
                 // Registered here, in the writer's task: a close queued behind this append settles it.
                 CompletableFuture<Void> ack = acks == 0 ? CompletableFuture.completedFuture(null)
-                        : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer());
+                        : replica.log().awaitDurable(r.lastOffset() + 1, replica.writer(), trace == null ? null : roundSpans(trace,
+                                replica.log().topicPartition()));
                 appended.complete(r);
                 ack.whenComplete((v, e) -> {
                     if (e == null) {
@@ -464,6 +478,14 @@ public class ProduceHandler implements ApiHandler {
             return null;
         });
         return new Attempt(replica, tried, settled);
+    }
+
+    /** The group commit that acknowledged a traced append, as its fsync and fence check spans. */
+    private static PartitionLog.RoundTimes roundSpans(RequestTrace trace, TopicPartition tp) {
+        return (fsyncStart, fsyncEnd, fenceEnd, appends) -> {
+            trace.span("fsync", fsyncStart, fsyncEnd, tp, "kaas.group_commit.appends", appends);
+            trace.span("fence check", fsyncEnd, fenceEnd, tp);
+        };
     }
 
     /**

@@ -11,7 +11,10 @@ import dev.kaas.broker.group.GroupShard;
 import dev.kaas.broker.metrics.BrokerMetrics;
 import dev.kaas.broker.protocol.KafkaListeners;
 import dev.kaas.broker.protocol.RequestObserver;
+import dev.kaas.broker.protocol.RequestTiming;
+import dev.kaas.broker.protocol.RequestTrace;
 import dev.kaas.broker.storage.LogObserver;
+import dev.kaas.broker.tracing.RequestTracing;
 import dev.kaas.common.config.OtlpEndpoints;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.TopicAssignment;
@@ -34,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.requests.RequestHeader;
 import org.jboss.logging.Logger;
 
 /**
@@ -159,13 +163,23 @@ public class MetricsEndpoint {
         metrics.close();
     }
 
-    /** The connections' view of the metrics: every request finished, timed. */
+    /** The connections' view of the metrics and the tracing: every request finished, timed; a sampled one traced. */
     @Produces
     @Singleton
-    RequestObserver requests(BrokerMetrics metrics) {
-        // RequestTiming's parts are BrokerMetrics' in the same order (RequestTimingTest).
-        return t -> metrics.requestDone(t.key, t.version, t.fromFollower, t.nanos, t.throttleMs, t.requestBytes, t.conversionNanos,
-                t.temporaryMemoryBytes);
+    RequestObserver requests(BrokerMetrics metrics, RequestTracing tracing) {
+        return new RequestObserver() {
+            @Override
+            public void done(RequestTiming t) {
+                // RequestTiming's parts are BrokerMetrics' in the same order (RequestTimingTest).
+                metrics.requestDone(t.key, t.version, t.fromFollower, t.nanos, t.throttleMs, t.requestBytes, t.conversionNanos,
+                        t.temporaryMemoryBytes);
+            }
+
+            @Override
+            public RequestTrace trace(RequestHeader header, long arrivedNanos, String listenerName, String clientHost) {
+                return tracing.start(header, arrivedNanos, listenerName, clientHost);
+            }
+        };
     }
 
     void route(@Observes Router router, BrokerMetrics metrics) {

@@ -47,6 +47,8 @@ public record RequestContext(RequestHeader header, String listenerName, String c
         private volatile boolean requestQuotaRecorded;
         /** The request's header, for the log lines its handler writes (null: unknown). */
         private final RequestHeader header;
+        /** The request's trace when it was sampled, else null; set before its handler runs. */
+        private RequestTrace trace;
 
         public Throttle(int requestBytes) {
             this(requestBytes, null);
@@ -55,6 +57,16 @@ public record RequestContext(RequestHeader header, String listenerName, String c
         public Throttle(int requestBytes, RequestHeader header) {
             this.requestBytes = requestBytes;
             this.header = header;
+        }
+
+        /** The request's trace, or null: not sampled (see {@link RequestObserver#trace}). */
+        public RequestTrace trace() {
+            return trace;
+        }
+
+        /** Set on the event loop before the handler runs: the handler's threads see it through the handoff to them. */
+        public void trace(RequestTrace trace) {
+            this.trace = trace;
         }
 
         /** The header of the request this throttle belongs to, or null. */

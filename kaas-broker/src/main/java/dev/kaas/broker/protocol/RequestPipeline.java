@@ -275,6 +275,7 @@ final class RequestPipeline {
         Pending p = new Pending(header, request, version, frame);
         pending.add(p);
         exemptBeforeAuthentication(p);
+        startTrace(p);
         if (!accepting()) {
             transport.readable(false);
         }
@@ -306,6 +307,15 @@ final class RequestPipeline {
             stage = CompletableFuture.failedFuture(t);
         }
         stage.whenComplete((msg, err) -> loop.execute(() -> complete(p, msg, err)));
+    }
+
+    private void startTrace(Pending p) {
+        try {
+            p.throttle.trace(observer.trace(p.header, p.received, listenerName, transport.clientHost()));
+        } catch (RuntimeException e) {
+            // A trace is never worth a request.
+            LOG.debugf("trace not started api=%s: %s", p.header.apiKey(), e.toString());
+        }
     }
 
     /** A SaslHandshake or SaslAuthenticate of the connection's authentication, answered in order with everything else. */
@@ -564,6 +574,14 @@ final class RequestPipeline {
         t.conversionNanos = p.throttle.conversionNanos();
         t.temporaryMemoryBytes = p.throttle.temporaryMemoryBytes();
         observer.done(t);
+        RequestTrace trace = p.throttle.trace();
+        if (trace != null) {
+            try {
+                trace.end(t, p.request, closed ? null : p.response);
+            } catch (RuntimeException e) {
+                LOG.debugf("trace not ended api=%s: %s", p.header.apiKey(), e.toString());
+            }
+        }
     }
 
     private void writeHeap(java.util.List<ByteBuffer> heap) {

@@ -188,7 +188,7 @@ public final class PartitionLog {
     private long lastFlushMs;
     private volatile Runnable onHighWatermark = () -> { };
 
-    private record Waiter(long offset, CompletableFuture<Void> future) {
+    private record Waiter(long offset, CompletableFuture<Void> future, RoundTimes times) {
     }
 
     private PartitionLog(Path dir, TopicPartition tp, String topicId, int leaderEpoch, int brokerId, LogConfig config,
@@ -1023,6 +1023,29 @@ public final class PartitionLog {
      * writer's task that appended.
      */
     public CompletableFuture<Void> awaitDurable(long endOffset, SerialExecutor writer) {
+        return awaitDurable(endOffset, writer, null);
+    }
+
+    /**
+     * When the group commit that acknowledged an append ran (a traced request's fsync and fence
+     * check spans). Told on the flush's thread before the append's future completes; must not block.
+     */
+    @FunctionalInterface
+    public interface RoundTimes {
+        /**
+         * @param fsyncStart when the fsync started (System.nanoTime)
+         * @param fsyncEnd   when it returned, and the fence check started
+         * @param fenceEnd   when the fence check returned
+         * @param appends    the waiting appends the round acknowledged
+         */
+        void round(long fsyncStart, long fsyncEnd, long fenceEnd, int appends);
+    }
+
+    /**
+     * As {@link #awaitDurable(long, SerialExecutor)}, telling {@code times} (null: nobody) of the
+     * group commit that covers the offsets; with {@code flush.messages > 1} there is none to tell of.
+     */
+    public CompletableFuture<Void> awaitDurable(long endOffset, SerialExecutor writer, RoundTimes times) {
         if (!config.syncEveryAppend()) {
             // Page-cache acknowledgement. An append published while flush.messages was still 1 (AlterConfigs
             // changed it in between) did not move the high watermark: it becomes visible with its answer.
@@ -1032,7 +1055,7 @@ public final class PartitionLog {
         if (endOffset <= highWatermark) {
             return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
         }
-        return awaitFlush(endOffset, writer);
+        return awaitFlush(endOffset, writer, times);
     }
 
     private void raiseHighWatermark(long endOffset) {
@@ -1059,10 +1082,10 @@ public final class PartitionLog {
         if (endOffset <= flushedOffset) {
             return fenced ? CompletableFuture.failedFuture(notLeader()) : CompletableFuture.completedFuture(null);
         }
-        return awaitFlush(endOffset, writer);
+        return awaitFlush(endOffset, writer, null);
     }
 
-    private CompletableFuture<Void> awaitFlush(long endOffset, SerialExecutor writer) {
+    private CompletableFuture<Void> awaitFlush(long endOffset, SerialExecutor writer, RoundTimes times) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         synchronized (flushLock) {
             if (closed || fenced) {
@@ -1072,7 +1095,7 @@ public final class PartitionLog {
             if (failed) {
                 return CompletableFuture.failedFuture(storageFailure());
             }
-            waiters.add(new Waiter(endOffset, f));
+            waiters.add(new Waiter(endOffset, f, times));
             if (!flushing) {
                 flushing = true;
                 scheduleFlush(writer);
@@ -1133,6 +1156,8 @@ public final class PartitionLog {
         Throwable failure = null;
         long fsyncNanos = -1;
         long fenceNanos = -1;
+        long start = 0;
+        long flushed = 0;
         try {
             if (closed) {
                 // close() acknowledged or failed every waiter it found; a round after it proves nothing.
@@ -1141,9 +1166,9 @@ public final class PartitionLog {
                 // A later fsync can succeed without the bytes an earlier one lost: it proves nothing.
                 failure = storageFailure();
             } else {
-                long start = System.nanoTime();
+                start = System.nanoTime();
                 segment.flush();
-                long flushed = System.nanoTime();
+                flushed = System.nanoTime();
                 fsyncNanos = flushed - start;
                 checkFence();
                 fenceNanos = System.nanoTime() - flushed;
@@ -1194,6 +1219,9 @@ public final class PartitionLog {
         }
         for (Waiter w : done) {
             if (failure == null) {
+                if (w.times() != null) {
+                    tellTimes(w.times(), start, flushed, flushed + fenceNanos, done.size());
+                }
                 w.future().complete(null);
             } else {
                 w.future().completeExceptionally(failure);
@@ -1219,6 +1247,15 @@ public final class PartitionLog {
             LOG.debugf(e, "log observer failed partition=%s", tp);
         }
         return more;
+    }
+
+    private void tellTimes(RoundTimes times, long fsyncStart, long fsyncEnd, long fenceEnd, int appends) {
+        try {
+            times.round(fsyncStart, fsyncEnd, fenceEnd, appends);
+        } catch (Throwable e) {
+            // A trace is never worth an acknowledgement.
+            LOG.debugf(e, "round times not taken partition=%s", tp);
+        }
     }
 
     /** Who sees this log's group commits (the broker's metrics); {@link LogObserver#NONE} until set. */

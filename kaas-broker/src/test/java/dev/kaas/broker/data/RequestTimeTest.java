@@ -6,6 +6,8 @@ import dev.kaas.broker.cluster.ClusterView;
 import dev.kaas.broker.config.BrokerConfig;
 import dev.kaas.broker.config.TestBrokerConfig;
 import dev.kaas.broker.protocol.RequestContext;
+import dev.kaas.broker.protocol.RequestTiming;
+import dev.kaas.broker.protocol.RequestTrace;
 import dev.kaas.broker.quota.ClientQuotas;
 import dev.kaas.broker.storage.LogConfig;
 import dev.kaas.broker.storage.PartitionLog;
@@ -26,6 +28,8 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
@@ -38,7 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * request_percentage in the handlers that work off the event loop: a Produce charges the
  * partition writer's append to its request, a Fetch its reads, and a Fetch past the quota is
- * answered empty, as Apache answers it; a follower's Fetch is exempt.
+ * answered empty, as Apache answers it; a follower's Fetch is exempt. A traced Produce's trace
+ * hears of the append and of the group commit that acknowledged it.
  */
 class RequestTimeTest {
     static final String TOPIC = "t";
@@ -120,4 +125,48 @@ class RequestTimeTest {
         assertThat(exempt.responses()).hasSize(1);
         assertThat(exempt.throttleTimeMs()).isZero();
     }
+
+    record TracedSpan(String name, long start, long end, TopicPartition partition, String attribute, long value) {
+    }
+
+    @Test
+    void aTracedProduceShowsItsAppendAndTheFsyncAndFenceCheckThatAcknowledgedIt() throws Exception {
+        RequestContext ctx = context(ApiKeys.PRODUCE, (short) 9, "traced");
+        List<TracedSpan> spans = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ctx.throttle().trace(new RequestTrace() {
+            @Override
+            public void span(String name, long start, long end, TopicPartition partition, String attribute, long value) {
+                spans.add(new TracedSpan(name, start, end, partition, attribute, value));
+            }
+
+            @Override
+            public void end(RequestTiming timing, AbstractRequest request, ApiMessage response) {
+            }
+        });
+        long sent = System.nanoTime();
+        FetchWakeupTest.produceOne(produce, ctx).get(10, TimeUnit.SECONDS);
+        long answered = System.nanoTime();
+
+        assertThat(spans).as("told before the answer, in the order they ran").extracting(TracedSpan::name)
+                .containsExactly("append", "fsync", "fence check");
+        TopicPartition tp = new TopicPartition(TOPIC, 0);
+        assertThat(spans).allSatisfy(s -> {
+            assertThat(s.partition()).isEqualTo(tp);
+            assertThat(s.start()).isBetween(sent, answered);
+            assertThat(s.end()).isBetween(s.start(), answered);
+        });
+        TracedSpan append = spans.get(0);
+        TracedSpan fsync = spans.get(1);
+        TracedSpan fence = spans.get(2);
+        assertThat(append.attribute()).isEqualTo("kaas.writer.wait_us");
+        assertThat(fsync.start()).as("the group commit ran after the append").isGreaterThanOrEqualTo(append.end());
+        assertThat(fsync.attribute()).isEqualTo("kaas.group_commit.appends");
+        assertThat(fsync.value()).isEqualTo(1);
+        assertThat(fence.start()).as("the fence is read once the fsync returned").isEqualTo(fsync.end());
+
+        spans.clear();
+        FetchWakeupTest.produceOne(produce, context(ApiKeys.PRODUCE, (short) 9, "untraced")).get(10, TimeUnit.SECONDS);
+        assertThat(spans).as("a request without a trace tells nobody").isEmpty();
+    }
 }
+

@@ -190,6 +190,49 @@ class RequestPipelineTest {
     }
 
     @Test
+    void aSampledRequestsTraceIsOnItsThrottleForTheHandlerAndEndsOnceWithItsResponse() {
+        List<String> told = new ArrayList<>();
+        RequestObserver sampleOdd = new RequestObserver() {
+            @Override
+            public void done(RequestTiming timing) {
+                told.add("done");
+            }
+
+            @Override
+            public RequestTrace trace(RequestHeader header, long arrivedNanos, String listenerName, String clientHost) {
+                if (header.correlationId() % 2 == 0) {
+                    return null;
+                }
+                assertThat(arrivedNanos).isLessThanOrEqualTo(System.nanoTime());
+                assertThat(listenerName).isEqualTo("PLAINTEXT");
+                return new RequestTrace() {
+                    @Override
+                    public void span(String name, long startNanos, long endNanos, org.apache.kafka.common.TopicPartition partition,
+                                     String attribute, long value) {
+                    }
+
+                    @Override
+                    public void end(RequestTiming timing, AbstractRequest request, ApiMessage response) {
+                        assertThat(timing.nanos[RequestTiming.TOTAL]).isPositive();
+                        told.add("end " + header.correlationId() + " " + (response instanceof MetadataResponseData) + " after "
+                                + told.get(told.size() - 1));
+                    }
+                };
+            }
+        };
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
+                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, sampleOdd);
+        p.onFrame(metadata(1));
+        p.onFrame(metadata(2));
+        assertThat(handler.contexts.get(1).throttle().trace()).as("the handler finds it").isNotNull();
+        assertThat(handler.contexts.get(2).throttle().trace()).isNull();
+
+        handler.answer(2);
+        handler.answer(1);
+        assertThat(told).containsExactly("done", "end 1 true after done", "done");
+    }
+
+        @Test
     void aResponseReadyAloneIsWrittenAtOnce() {
         RequestPipeline p = pipeline(16);
         p.onFrame(metadata(1));

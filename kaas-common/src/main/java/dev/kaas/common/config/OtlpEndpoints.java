@@ -2,7 +2,7 @@ package dev.kaas.common.config;
 
 import java.net.URI;
 
-/** The OTLP endpoint both processes take ({@code kaas.metrics.otlp-endpoint}). */
+/** The OTLP endpoints the processes take ({@code kaas.metrics.otlp-endpoint}, the broker's {@code kaas.tracing.otlp-endpoint}). */
 public final class OtlpEndpoints {
     private OtlpEndpoints() {
     }
@@ -13,10 +13,15 @@ public final class OtlpEndpoints {
      * is the exporter's to refuse, with its own message.
      */
     public static String warning(String endpoint) {
+        return warning("kaas.metrics.otlp-endpoint", endpoint, "metrics");
+    }
+
+    /** As {@link #warning(String)} for the key {@code key} of the signal {@code signal} ("metrics", "traces"). */
+    public static String warning(String key, String endpoint, String signal) {
         try {
             String path = URI.create(endpoint).getPath();
             if (path == null || path.isEmpty() || path.equals("/")) {
-                return "kaas.metrics.otlp-endpoint " + endpoint + " has no path: OTLP/HTTP receivers take metrics at /v1/metrics";
+                return key + " " + endpoint + " has no path: OTLP/HTTP receivers take " + signal + " at /v1/" + signal;
             }
         } catch (IllegalArgumentException e) {
             return null;
