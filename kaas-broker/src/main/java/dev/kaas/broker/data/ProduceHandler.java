@@ -328,7 +328,7 @@ public class ProduceHandler implements ApiHandler {
         });
         if (!asking.isEmpty()) {
             CompletableFuture<Map<TopicPartition, Errors>> answer;
-            long asked = System.nanoTime();
+            long asked = usage.trace() == null ? 0 : System.nanoTime();
             try {
                 answer = verifier.verify(data.transactionalId(), producer[0], (short) producer[1], asking);
             } catch (RuntimeException e) {

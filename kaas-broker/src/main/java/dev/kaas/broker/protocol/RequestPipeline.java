@@ -512,6 +512,7 @@ final class RequestPipeline {
             }
             if (p.closeAfter) {
                 writeHeap(heap);
+                endUnanswered(p);
                 close();
                 return;
             }
@@ -537,6 +538,7 @@ final class RequestPipeline {
             } catch (RuntimeException e) {
                 LOG.errorf(e, "could not encode response api=%s version=%d", p.header.apiKey(), p.responseVersion);
                 writeHeap(heap);
+                endUnanswered(p);
                 close();
                 return;
             }
@@ -557,6 +559,35 @@ final class RequestPipeline {
         if (p.request == null) {
             return;
         }
+        RequestTiming t = fillTiming(p, dequeued, sent, throttleMs);
+        observer.done(t);
+        endTrace(p, t, closed ? null : p.response);
+    }
+
+    /**
+     * A request the connection closes on instead of answering (its handler asked to close, or its
+     * response could not be encoded): not a finished request for the metrics, but its trace ends,
+     * unanswered, so that the spans its work already made have their parent.
+     */
+    private void endUnanswered(Pending p) {
+        if (p.request != null && p.throttle.trace() != null) {
+            long now = System.nanoTime();
+            endTrace(p, fillTiming(p, now, now, p.throttle.ms()), null);
+        }
+    }
+
+    private void endTrace(Pending p, RequestTiming t, ApiMessage response) {
+        RequestTrace trace = p.throttle.trace();
+        if (trace != null) {
+            try {
+                trace.end(t, p.request, response);
+            } catch (RuntimeException e) {
+                LOG.debugf("trace not ended api=%s: %s", p.header.apiKey(), e.toString());
+            }
+        }
+    }
+
+    private RequestTiming fillTiming(Pending p, long dequeued, long sent, int throttleMs) {
         RequestTiming t = timing;
         t.key = p.header.apiKey();
         t.version = p.header.apiVersion();
@@ -573,15 +604,7 @@ final class RequestPipeline {
         t.requestBytes = p.bodyBytes;
         t.conversionNanos = p.throttle.conversionNanos();
         t.temporaryMemoryBytes = p.throttle.temporaryMemoryBytes();
-        observer.done(t);
-        RequestTrace trace = p.throttle.trace();
-        if (trace != null) {
-            try {
-                trace.end(t, p.request, closed ? null : p.response);
-            } catch (RuntimeException e) {
-                LOG.debugf("trace not ended api=%s: %s", p.header.apiKey(), e.toString());
-            }
-        }
+        return t;
     }
 
     private void writeHeap(java.util.List<ByteBuffer> heap) {

@@ -14,6 +14,7 @@ public interface RequestTrace {
     /**
      * A child span, from {@code startNanos} to {@code endNanos} (System.nanoTime), on a partition
      * ({@code partition} null: none), with one numeric attribute ({@code attribute} null: none).
+     * Never throws: it is called from the middle of an append whose outcome it must not change.
      */
     void span(String name, long startNanos, long endNanos, TopicPartition partition, String attribute, long value);
 

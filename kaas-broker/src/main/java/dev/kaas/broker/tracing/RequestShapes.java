@@ -60,8 +60,8 @@ final class RequestShapes {
         } else if (data instanceof DescribeProducersRequestData d) {
             d.topics().forEach(t -> n.topic(t.partitionIndexes().size()));
         } else if (data instanceof OffsetFetchRequestData d) {
-            if (d.topics() == null && d.groups().isEmpty()) {
-                // Every committed offset of the group (v0-7 with null topics).
+            if ((d.topics() == null && d.groups().isEmpty()) || d.groups().stream().anyMatch(g -> g.topics() == null)) {
+                // Every committed offset of a group (null topics), which the request does not count.
                 return Counts.NONE;
             }
             if (d.topics() != null) {
@@ -75,8 +75,9 @@ final class RequestShapes {
         } else if (data instanceof WriteTxnMarkersRequestData d) {
             d.markers().forEach(m -> m.topics().forEach(t -> n.topic(t.partitionIndexes().size())));
         } else if (data instanceof MetadataRequestData d) {
-            // Null: every topic, which the request does not count.
-            return d.topics() == null ? Counts.NONE : new Counts(d.topics().size(), -1);
+            // Every topic, which the request does not count: null topics, or at v0 an empty list.
+            boolean all = d.topics() == null || (request.version() == 0 && d.topics().isEmpty());
+            return all ? Counts.NONE : new Counts(d.topics().size(), -1);
         } else {
             return Counts.NONE;
         }

@@ -96,6 +96,9 @@ public class RequestTracing implements AutoCloseable {
         this.ratio = ratio;
         this.random = random;
         if (exporter == null || ratio == 0) {
+            if (exporter != null) {
+                exporter.shutdown();
+            }
             provider = null;
             tracer = null;
             return;
@@ -110,7 +113,13 @@ public class RequestTracing implements AutoCloseable {
         LOG.infof("request tracing on: %s of requests sampled", ratio);
     }
 
+    /** Null unless tracing will be on: an exporter holds an HTTP client nobody would close. */
     private static SpanExporter exporter(BrokerConfig config) {
+        double ratio = config.tracing().sampleRatio();
+        if (!(ratio > 0 && ratio <= 1)) {
+            // Off, or refused by the constructor.
+            return null;
+        }
         String endpoint = config.tracing().otlpEndpoint().orElse(null);
         if (endpoint == null) {
             if (config.tracing().sampleRatio() > 0) {
@@ -166,15 +175,20 @@ public class RequestTracing implements AutoCloseable {
 
         @Override
         public void span(String name, long startNanos, long endNanos, TopicPartition partition, String attribute, long value) {
-            SpanBuilder b = tracer.spanBuilder(name).setParent(parent).setSpanKind(SpanKind.INTERNAL)
-                    .setStartTimestamp(startNanos + offset, TimeUnit.NANOSECONDS);
-            if (partition != null) {
-                b.setAttribute(TOPIC, partition.topic()).setAttribute(PARTITION, Integer.toString(partition.partition()));
+            try {
+                SpanBuilder b = tracer.spanBuilder(name).setParent(parent).setSpanKind(SpanKind.INTERNAL)
+                        .setStartTimestamp(startNanos + offset, TimeUnit.NANOSECONDS);
+                if (partition != null) {
+                    b.setAttribute(TOPIC, partition.topic()).setAttribute(PARTITION, Integer.toString(partition.partition()));
+                }
+                if (attribute != null) {
+                    b.setAttribute(AttributeKey.longKey(attribute), value);
+                }
+                b.startSpan().end(Math.max(startNanos, endNanos) + offset, TimeUnit.NANOSECONDS);
+            } catch (RuntimeException e) {
+                // Called from inside an append (RequestTrace's contract): a span is never worth its outcome.
+                LOG.debugf("span %s not recorded: %s", name, e.toString());
             }
-            if (attribute != null) {
-                b.setAttribute(AttributeKey.longKey(attribute), value);
-            }
-            b.startSpan().end(Math.max(startNanos, endNanos) + offset, TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -206,7 +220,11 @@ public class RequestTracing implements AutoCloseable {
                     root.setAttribute(ERROR_CODE, (long) main.code());
                     root.setAttribute(ERROR_NAME, main.name());
                     if (!errors.isEmpty()) {
-                        root.setAttribute(ERRORS, errors.entrySet().stream().map(e -> e.getKey().name() + "=" + e.getValue())
+                        // Most frequent first, as the main error is chosen.
+                        root.setAttribute(ERRORS, errors.entrySet().stream()
+                                .sorted(Map.Entry.<Errors, Integer>comparingByValue().reversed()
+                                        .thenComparing(e -> e.getKey().code()))
+                                .map(e -> e.getKey().name() + "=" + e.getValue())
                                 .collect(Collectors.joining(",")));
                     }
                 }

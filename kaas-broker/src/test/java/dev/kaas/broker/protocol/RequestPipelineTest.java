@@ -232,6 +232,39 @@ class RequestPipelineTest {
         assertThat(told).containsExactly("done", "end 1 true after done", "done");
     }
 
+    @Test
+    void aRequestTheConnectionClosesOnEndsItsTraceUnanswered() {
+        List<String> ended = new ArrayList<>();
+        RequestObserver traceAll = new RequestObserver() {
+            @Override
+            public void done(RequestTiming timing) {
+                ended.add("done");
+            }
+
+            @Override
+            public RequestTrace trace(RequestHeader header, long arrivedNanos, String listenerName, String clientHost) {
+                return new RequestTrace() {
+                    @Override
+                    public void span(String name, long startNanos, long endNanos, org.apache.kafka.common.TopicPartition partition,
+                                     String attribute, long value) {
+                    }
+
+                    @Override
+                    public void end(RequestTiming timing, AbstractRequest request, ApiMessage response) {
+                        ended.add("end " + header.correlationId() + " answered=" + (response != null));
+                    }
+                };
+            }
+        };
+        RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
+                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, traceAll);
+        p.onFrame(metadata(1));
+        handler.calls.get(1).completeExceptionally(new CloseConnection("the handler gives up"));
+
+        assertThat(transport.closed).isTrue();
+        assertThat(ended).as("not a finished request for the metrics, but its trace ends").containsExactly("end 1 answered=false");
+    }
+
         @Test
     void aResponseReadyAloneIsWrittenAtOnce() {
         RequestPipeline p = pipeline(16);

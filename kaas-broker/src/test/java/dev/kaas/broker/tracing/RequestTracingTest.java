@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
@@ -180,6 +181,48 @@ class RequestTracingTest {
         assertThat(fsync.getAttributes().get(AttributeKey.longKey("kaas.group_commit.appends"))).isEqualTo(3L);
         assertThat(children.get("queue").getEndEpochNanos() - root.getStartEpochNanos()).isEqualTo(ms);
         assertThat(root.getEndEpochNanos() - children.get("send").getStartEpochNanos()).isEqualTo(ms);
+    }
+
+    @Test
+    void aFetchsErrorsAreReadFromItsPartitionsAndUnreadableOnesAreLeftOut() {
+        Collected out = new Collected();
+        RequestTracing tracing = new RequestTracing(1.0, out, "broker-1", () -> 0.0);
+        short v = 12;
+        RequestTrace fetch = tracing.start(new RequestHeader(ApiKeys.FETCH, v, "consumer", 1), System.nanoTime(), "PLAINTEXT", "/::1");
+        FetchResponseData answer = new FetchResponseData();
+        answer.responses().add(new FetchResponseData.FetchableTopicResponse().setTopic("t").setPartitions(List.of(
+                new FetchResponseData.PartitionData().setPartitionIndex(0).setErrorCode(Errors.OFFSET_OUT_OF_RANGE.code()),
+                new FetchResponseData.PartitionData().setPartitionIndex(1).setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code()),
+                new FetchResponseData.PartitionData().setPartitionIndex(2).setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code()),
+                // Records no encoder could write: a Fetch's errors are read without encoding it.
+                new FetchResponseData.PartitionData().setPartitionIndex(3).setRecords(new org.apache.kafka.common.record.BaseRecords() {
+                    @Override
+                    public int sizeInBytes() {
+                        throw new IllegalStateException("not encodable");
+                    }
+
+                    @Override
+                    public org.apache.kafka.common.record.RecordsSend<? extends org.apache.kafka.common.record.BaseRecords> toSend() {
+                        throw new IllegalStateException("not encodable");
+                    }
+                }))));
+        fetch.end(timing(ApiKeys.FETCH, v, 1, 1, 0, 1), null, answer);
+
+        // A response its own version cannot carry (a topic without a name before v12): its errors cannot be read.
+        RequestTrace v0 = tracing.start(new RequestHeader(ApiKeys.METADATA, (short) 0, "old", 2), System.nanoTime(), "PLAINTEXT", "/::1");
+        MetadataResponseData unencodable = new MetadataResponseData();
+        unencodable.topics().add(new MetadataResponseData.MetadataResponseTopic().setName(null));
+        v0.end(timing(ApiKeys.METADATA, (short) 0, 1, 1, 0, 1), new MetadataRequest(new MetadataRequestData().setTopics(List.of()), (short) 0),
+                unencodable);
+        tracing.close();
+
+        var f = out.named("Fetch").getAttributes();
+        assertThat(f.get(RequestTracing.ERROR_NAME)).isEqualTo("NOT_LEADER_OR_FOLLOWER");
+        assertThat(f.get(RequestTracing.ERRORS)).isEqualTo("NOT_LEADER_OR_FOLLOWER=2,OFFSET_OUT_OF_RANGE=1");
+        var m = out.named("Metadata").getAttributes();
+        assertThat(m.get(RequestTracing.ERROR_CODE)).isNull();
+        assertThat(m.get(RequestTracing.ANSWERED)).isTrue();
+        assertThat(m.get(RequestTracing.TOPIC_COUNT)).as("Metadata v0 with no topics asks for all").isNull();
     }
 
     @Test
