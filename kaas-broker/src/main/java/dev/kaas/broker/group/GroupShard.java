@@ -748,8 +748,16 @@ public final class GroupShard {
         return out;
     }
 
-    /** One group as an operator sees it: its state, member count and committed offsets (not the pending transactional ones). */
-    public record GroupSummary(String groupId, GroupState state, String protocolType, int members, Map<TopicPartition, Long> offsets) {
+    /**
+     * One group as an operator sees it: its state, members and committed offsets (not the
+     * pending transactional ones). A member's assignment bytes only while the group is Stable
+     * (as DescribeGroups gives them), its metadata never.
+     */
+    public record GroupSummary(String groupId, GroupState state, String protocolType, int members, Map<TopicPartition, Long> offsets,
+                               List<MemberDescription> memberList) {
+        public GroupSummary(String groupId, GroupState state, String protocolType, int members, Map<TopicPartition, Long> offsets) {
+            this(groupId, state, protocolType, members, offsets, List.of());
+        }
     }
 
     /** This slot's groups counted by state, and the offsets they hold: the scrape's gauges, without copying any offsets. */
@@ -772,7 +780,14 @@ public final class GroupShard {
         for (ClassicGroup g : groups.values()) {
             Map<TopicPartition, Long> committed = new HashMap<>(g.offsets().size() * 2);
             g.offsets().forEach((tp, o) -> committed.put(tp, o.offset()));
-            out.add(new GroupSummary(g.groupId(), g.state(), g.protocolType() == null ? "" : g.protocolType(), g.members().size(), committed));
+            boolean stable = g.is(GroupState.STABLE);
+            List<MemberDescription> members = new ArrayList<>(g.members().size());
+            for (Member m : g.members()) {
+                members.add(new MemberDescription(m.memberId, m.groupInstanceId, m.clientId, m.clientHost, new byte[0],
+                        stable && m.assignment != null ? m.assignment : new byte[0]));
+            }
+            out.add(new GroupSummary(g.groupId(), g.state(), g.protocolType() == null ? "" : g.protocolType(), g.members().size(), committed,
+                    members));
         }
         return out;
     }

@@ -6,8 +6,10 @@ import dev.kaas.broker.data.Partitions;
 import dev.kaas.broker.data.Replica;
 import dev.kaas.broker.group.GroupCoordinator;
 import dev.kaas.broker.group.GroupShard;
+import dev.kaas.proto.AssignedTopic;
 import dev.kaas.proto.CommittedOffsetStat;
 import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.MemberStat;
 import dev.kaas.proto.PartitionStat;
 import dev.kaas.proto.Stats;
 import io.quarkus.runtime.ShutdownEvent;
@@ -15,14 +17,18 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.jboss.logging.Logger;
 
@@ -104,10 +110,11 @@ public class StatsReporter {
     static final int MAX_BYTES = 3 << 20;
 
     /**
-     * One report, bounded: at most {@code max} partitions, {@code max} groups and {@code max}
-     * committed offsets (the metric series they become are bounded by the same number on the
-     * controller), and at most {@link #MAX_BYTES}; what is left out is flagged {@code truncated}.
-     * Taken in name order, so the same ones are left out every time and no series comes and goes.
+     * One report, bounded: at most {@code max} partitions, {@code max} groups, {@code max}
+     * committed offsets and {@code max} members (the metric series they become are bounded by the
+     * same number on the controller), and at most {@link #MAX_BYTES}; what is left out is flagged
+     * {@code truncated}. Taken in name order, so the same ones are left out every time and no
+     * series comes and goes.
      */
     static Stats stats(Collection<PartitionStat> partitionsIn, Collection<GroupShard.GroupSummary> groupsIn, int max) {
         List<PartitionStat> partitions = new ArrayList<>(partitionsIn);
@@ -125,6 +132,7 @@ public class StatsReporter {
             b.addPartitions(p);
         }
         int offsets = 0;
+        int members = 0;
         for (GroupShard.GroupSummary g : groups) {
             GroupStat.Builder gb = GroupStat.newBuilder().setGroupId(g.groupId()).setState(g.state().wireName())
                     .setProtocolType(g.protocolType()).setMembers(g.members());
@@ -146,7 +154,43 @@ public class StatsReporter {
                 offsets++;
                 gb.addOffsets(c);
             }
+            for (GroupShard.MemberDescription m : g.memberList()) {
+                MemberStat ms = member(m, g.protocolType());
+                bytes += ms.getSerializedSize() + 8;
+                if (members == max || bytes > MAX_BYTES) {
+                    b.setTruncated(true);
+                    break;
+                }
+                members++;
+                gb.addMemberList(ms);
+            }
             b.addGroups(gb);
+        }
+        return b.build();
+    }
+
+    /**
+     * A member as the report carries it. The assignment bytes are the group leader's, sent in its
+     * SyncGroup, so they are decoded as untrusted: a consumer-protocol assignment that does not
+     * decode is reported as none.
+     */
+    static MemberStat member(GroupShard.MemberDescription m, String protocolType) {
+        MemberStat.Builder b = MemberStat.newBuilder().setMemberId(m.memberId())
+                .setGroupInstanceId(m.groupInstanceId() == null ? "" : m.groupInstanceId())
+                .setClientId(m.clientId() == null ? "" : m.clientId()).setClientHost(m.clientHost() == null ? "" : m.clientHost());
+        if (ConsumerProtocol.PROTOCOL_TYPE.equals(protocolType) && m.assignment().length > 0) {
+            try {
+                Map<String, List<Integer>> byTopic = new TreeMap<>();
+                for (TopicPartition tp : ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(m.assignment())).partitions()) {
+                    byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition());
+                }
+                byTopic.forEach((topic, partitions) -> {
+                    Collections.sort(partitions);
+                    b.addAssignment(AssignedTopic.newBuilder().setTopic(topic).addAllPartitions(partitions));
+                });
+            } catch (RuntimeException malformed) {
+                b.clearAssignment();
+            }
         }
         return b.build();
     }

@@ -133,7 +133,13 @@ class GroupShardTest {
         shard.commit(G, leader.memberId(), null, leader.generationId(), List.of(new GroupShard.OffsetToCommit(tp, 42, -1, "")), -1);
 
         // Then the summary shows it, with the group's state and size
-        assertThat(shard.summaries()).containsExactly(new GroupShard.GroupSummary(G, GroupState.STABLE, "consumer", 2, Map.of(tp, 42L)));
+        assertThat(shard.summaries()).hasSize(1);
+        GroupShard.GroupSummary summary = shard.summaries().get(0);
+        assertThat(summary).extracting(GroupShard.GroupSummary::groupId, GroupShard.GroupSummary::state, GroupShard.GroupSummary::protocolType,
+                GroupShard.GroupSummary::members, GroupShard.GroupSummary::offsets).containsExactly(G, GroupState.STABLE, "consumer", 2, Map.of(tp, 42L));
+        assertThat(summary.memberList()).as("each member with the assignment the leader gave it (the group is Stable)")
+                .extracting(m -> m.memberId() + " " + m.clientId() + " " + m.clientHost() + " " + java.util.Arrays.toString(m.assignment()))
+                .containsExactlyInAnyOrder(leader.memberId() + " client /127.0.0.1 [1]", members.get(1).memberId() + " client /127.0.0.1 [2]");
         assertThat(shard.census()).isEqualTo(new GroupShard.Census(Map.of(GroupState.STABLE, 1), 1));
         assertThat(counters.offsetCommits()).isEqualTo(1);
 

@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kaas.broker.group.GroupShard;
 import dev.kaas.broker.group.GroupState;
+import dev.kaas.proto.MemberStat;
 import dev.kaas.proto.PartitionStat;
 import dev.kaas.proto.Stats;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -69,4 +72,38 @@ class StatsReporterTest {
         assertThat(s.getTruncated()).isTrue();
         assertThat(s.getSerializedSize()).isLessThanOrEqualTo(StatsReporter.MAX_BYTES);
     }
+
+    static GroupShard.MemberDescription member(String id, byte[] assignment) {
+        return new GroupShard.MemberDescription(id, null, "client-" + id, "/127.0.0.1", new byte[0], assignment);
+    }
+
+    @Test
+    void membersCarryTheirDecodedConsumerAssignmentAndAreBoundedToo() {
+        byte[] assigned = org.apache.kafka.common.utils.Utils.toArray(ConsumerProtocol.serializeAssignment(new ConsumerPartitionAssignor.Assignment(
+                List.of(new TopicPartition("b", 1), new TopicPartition("a", 2), new TopicPartition("a", 0)))));
+        List<GroupShard.MemberDescription> members = new ArrayList<>();
+        members.add(member("m1", assigned));
+        members.add(member("m2", new byte[] {0, 7, 1}));
+        for (int i = 3; i <= 10; i++) {
+            members.add(member("m" + i, new byte[0]));
+        }
+        var group = new GroupShard.GroupSummary("g", GroupState.STABLE, "consumer", members.size(), Map.of(), members);
+
+        Stats s = StatsReporter.stats(List.of(), List.of(group), 5);
+
+        var g = s.getGroups(0);
+        assertThat(g.getMembers()).as("the count is every member's").isEqualTo(10);
+        assertThat(g.getMemberListCount()).isEqualTo(5);
+        assertThat(s.getTruncated()).isTrue();
+        MemberStat m1 = g.getMemberList(0);
+        assertThat(m1.getClientId()).isEqualTo("client-m1");
+        assertThat(m1.getGroupInstanceId()).isEmpty();
+        assertThat(m1.getAssignmentList()).extracting(t -> t.getTopic() + "=" + t.getPartitionsList()).containsExactly("a=[0, 2]", "b=[1]");
+        assertThat(g.getMemberList(1).getAssignmentList()).as("bytes the consumer protocol cannot read: no assignment").isEmpty();
+
+        var connect = new GroupShard.GroupSummary("c", GroupState.STABLE, "connect", 1, Map.of(), List.of(member("w", assigned)));
+        assertThat(StatsReporter.stats(List.of(), List.of(connect), 5).getGroups(0).getMemberList(0).getAssignmentList())
+                .as("another protocol's bytes are not the consumer protocol's").isEmpty();
+    }
 }
+

@@ -233,7 +233,9 @@ public class AdminResource {
                     ClusterStats.PartitionView p = snapshot.partitions().get(o.key());
                     return new ApiViews.GroupOffset(o.key().topic(), o.key().partition(), o.committed(), p == null ? null : p.highWatermark(), o.lag());
                 }).toList();
-        return new ApiViews.Group(g.groupId(), g.state(), g.protocolType(), g.members(), g.coordinator(), totalLag(g), offsets);
+        List<ApiViews.GroupMember> members = g.memberList().stream().sorted(Comparator.comparing(ClusterStats.MemberView::memberId))
+                .map(m -> new ApiViews.GroupMember(m.memberId(), m.groupInstanceId(), m.clientId(), m.clientHost(), m.assignment())).toList();
+        return new ApiViews.Group(g.groupId(), g.state(), g.protocolType(), g.members(), g.coordinator(), totalLag(g), offsets, members);
     }
 
     private static Long totalLag(ClusterStats.GroupView g) {

@@ -2,6 +2,7 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.proto.CommittedOffsetStat;
 import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.MemberStat;
 import dev.kaas.proto.PartitionStat;
 import dev.kaas.proto.Stats;
 import jakarta.inject.Singleton;
@@ -54,7 +55,13 @@ public class ClusterStats {
     public record OffsetView(PartitionKey key, long committed, Long lag) {
     }
 
-    public record GroupView(String groupId, int coordinator, String state, String protocolType, int members, List<OffsetView> offsets) {
+    /** A member as its coordinator reported it; {@code assignment} topic to partitions, empty unless the group is a Stable consumer group. */
+    public record MemberView(String memberId, String groupInstanceId, String clientId, String clientHost, Map<String, List<Integer>> assignment) {
+    }
+
+    /** {@code members} counts them all; {@code memberList} may hold fewer when the coordinator's report was cut ({@link Snapshot#truncated}). */
+    public record GroupView(String groupId, int coordinator, String state, String protocolType, int members, List<OffsetView> offsets,
+                            List<MemberView> memberList) {
     }
 
     /**
@@ -109,7 +116,14 @@ public class ClusterStats {
                     PartitionView p = partitions.get(key);
                     offsets.add(new OffsetView(key, o.getOffset(), p == null || o.getOffset() < 0 ? null : Math.max(0, p.highWatermark() - o.getOffset())));
                 }
-                groups.add(new GroupView(g.getGroupId(), e.getKey(), g.getState(), g.getProtocolType(), g.getMembers(), offsets));
+                List<MemberView> members = new ArrayList<>(g.getMemberListCount());
+                for (MemberStat m : g.getMemberListList()) {
+                    Map<String, List<Integer>> assignment = new java.util.TreeMap<>();
+                    m.getAssignmentList().forEach(t -> assignment.put(t.getTopic(), List.copyOf(t.getPartitionsList())));
+                    members.add(new MemberView(m.getMemberId(), m.getGroupInstanceId().isEmpty() ? null : m.getGroupInstanceId(), m.getClientId(),
+                            m.getClientHost(), assignment));
+                }
+                groups.add(new GroupView(g.getGroupId(), e.getKey(), g.getState(), g.getProtocolType(), g.getMembers(), offsets, members));
             }
         }
         return new Snapshot(partitions, groups, truncated);

@@ -2,8 +2,10 @@ package dev.kaas.controller.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kaas.proto.AssignedTopic;
 import dev.kaas.proto.CommittedOffsetStat;
 import dev.kaas.proto.GroupStat;
+import dev.kaas.proto.MemberStat;
 import dev.kaas.proto.PartitionStat;
 import dev.kaas.proto.Stats;
 import org.junit.jupiter.api.Test;
@@ -120,4 +122,22 @@ class ClusterStatsTest {
         // The commit was reported after the high watermark it passed: not -5
         assertThat(g.offsets().get(0).lag()).isZero();
     }
+
+    @Test
+    void aGroupsMembersAreCarriedWithTheirAssignment() {
+        GroupStat g = group("g", "t", 0, 1).toBuilder().setMembers(2)
+                .addMemberList(MemberStat.newBuilder().setMemberId("m-1").setClientId("c1").setClientHost("/10.0.0.1")
+                        .addAssignment(AssignedTopic.newBuilder().setTopic("t").addPartitions(0).addPartitions(1)))
+                .addMemberList(MemberStat.newBuilder().setMemberId("m-2").setGroupInstanceId("static-2").setClientId("c2").setClientHost("/10.0.0.2"))
+                .build();
+        stats.report(1, session1, Stats.newBuilder().addGroups(g).build());
+
+        ClusterStats.GroupView view = stats.snapshot().groups().get(0);
+
+        assertThat(view.members()).isEqualTo(2);
+        assertThat(view.memberList()).containsExactly(
+                new ClusterStats.MemberView("m-1", null, "c1", "/10.0.0.1", java.util.Map.of("t", java.util.List.of(0, 1))),
+                new ClusterStats.MemberView("m-2", "static-2", "c2", "/10.0.0.2", java.util.Map.of()));
+    }
 }
+
