@@ -269,6 +269,30 @@ class ProtocolLimitsIT {
      * accepted from then on (open ones are kept), DescribeConfigs shows the value with its
      * source, and deleting it brings the static limit back.
      */
+    /** Apache 3.7's texts for connection limits it refuses, as a client reads them (INVALID_REQUEST, KAFKA-13609). */
+    @Test
+    void malformedConnectionLimitsAreRefusedWithApachesTexts() throws Exception {
+        var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");
+        Map<String, String> refusals = Map.of(
+                "max.connections.per.ip.overrides", "10.0.0.1",
+                "listener.name.plaintext.max.connections", "lots",
+                "max.connections", "0");
+        Map<String, String> texts = Map.of(
+                "max.connections.per.ip.overrides", "Error parsing configuration property 'max.connections.per.ip.overrides': begin 0, end -1, length 8",
+                "listener.name.plaintext.max.connections", "Invalid value lots for configuration max.connections: Not a number of type INT",
+                "max.connections", "Invalid value org.apache.kafka.common.config.ConfigException: Invalid max.connections 0 for configuration "
+                        + "Invalid dynamic configuration");
+        try (Admin admin = Admin.create(cluster.clientProps())) {
+            for (Map.Entry<String, String> e : refusals.entrySet()) {
+                assertThatThrownBy(() -> admin.incrementalAlterConfigs(Map.of(clusterDefault, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                        new org.apache.kafka.clients.admin.ConfigEntry(e.getKey(), e.getValue()),
+                        org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, java.util.concurrent.TimeUnit.SECONDS))
+                        .as(e.getKey()).hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidRequestException.class)
+                        .cause().hasMessage(texts.get(e.getKey()));
+            }
+        }
+    }
+
     @Test
     void thePerAddressLimitChangedAtRunTimeAppliesToNewConnections() throws Exception {
         var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");

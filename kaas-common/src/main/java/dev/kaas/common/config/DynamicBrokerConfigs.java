@@ -168,6 +168,9 @@ public final class DynamicBrokerConfigs {
      * keys). Returns Apache's message, or null.
      */
     public static String validate(Map<String, String> configs) {
+        // A listener's limit at or below 0 fails only at Apache's last step (its listeners' own check),
+        // after every other check of the change passed.
+        String noConnection = null;
         for (var e : configs.entrySet()) {
             if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {
@@ -186,8 +189,8 @@ public final class DynamicBrokerConfigs {
                 // Apache's listeners refuse a reconfiguration that leaves one with no connection or no rate at all.
                 String base = e.getKey().endsWith("max.connections") ? "max.connections"
                         : e.getKey().endsWith("max.connection.creation.rate") ? "max.connection.creation.rate" : null;
-                if (base != null && (Integer) v <= 0) {
-                    return "Invalid " + base + " " + v;
+                if (base != null && (Integer) v <= 0 && noConnection == null) {
+                    noConnection = listenerRefusal("Invalid " + base + " " + v);
                 }
             }
             if (THROTTLES.contains(e.getKey())) {
@@ -209,10 +212,19 @@ public final class DynamicBrokerConfigs {
         }
         try {
             TopicDefaults.of(configs);
-            return null;
         } catch (ConfigException ex) {
             return ex.getMessage();
         }
+        return noConnection;
+    }
+
+    /**
+     * Apache 3.7's text for a refusal by one of its listeners' reconfigurables: DynamicBrokerConfig
+     * wraps it as {@code new ConfigException("Invalid dynamic configuration", e)}, whose two-argument
+     * constructor takes them as a name and a value.
+     */
+    static String listenerRefusal(String message) {
+        return new ConfigException("Invalid dynamic configuration", new ConfigException(message)).getMessage();
     }
 
     /**
@@ -231,16 +243,19 @@ public final class DynamicBrokerConfigs {
 
     /**
      * A connection limit's value, typed and checked as Apache's definition ({@link #CONNECTIONS};
-     * a listener's own limits are INT, at least 0), the overrides by Apache's format
-     * ({@code host:count,…}, each host a valid host name or address, each count at least 0).
+     * a listener's own limits are INT, at least 0, named by their base name in a refusal), the
+     * overrides by Apache's format ({@link #overrides}).
      *
      * @throws ConfigException with Apache's message when it does not pass
      */
     public static Object connectionValue(String name, String value) {
         ConfigDef.ConfigKey key = CONNECTIONS.configKeys().get(name);
         if (key == null) {
-            int v = (Integer) ConfigDef.parseType(name, value, ConfigDef.Type.INT);
-            ConfigDef.Range.atLeast(0).ensureValid(name, v);
+            // A listener's own limit is checked under its base name, as Apache's validateConfigTypes strips the prefix.
+            java.util.regex.Matcher m = LISTENER_CONNECTIONS.matcher(name);
+            String base = m.matches() ? m.group(2) : name;
+            int v = (Integer) ConfigDef.parseType(base, value, ConfigDef.Type.INT);
+            ConfigDef.Range.atLeast(0).ensureValid(base, v);
             return v;
         }
         Object v = ConfigDef.parseType(name, value, key.type);
@@ -255,33 +270,39 @@ public final class DynamicBrokerConfigs {
 
     /**
      * Apache's {@code max.connections.per.ip.overrides} by host, as written (not resolved):
-     * {@code host:count} entries separated by commas.
+     * {@code host:count} entries separated by commas, read as Apache 3.7's KafkaConfig reads them
+     * (CoreUtils.parseCsvMap, then each count's toInt; the last entry of a host wins), with its
+     * messages: an entry without a colon fails on the substring it cannot take, a count that is
+     * not an int with the JDK's NumberFormatException text. A negative count is taken, as Apache
+     * takes it: no connection from that host is ever below it.
      *
-     * @throws ConfigException with Apache's message when an entry is not {@code key:value}, a
-     *         count is not a number at least 0, or a host is not a valid host name or address
+     * @throws ConfigException with Apache's message when an entry does not parse or a host is not
+     *         a valid host name or address
      */
     public static Map<String, Integer> overrides(String value) {
         Map<String, Integer> byHost = new java.util.LinkedHashMap<>();
-        if (value == null || value.isBlank()) {
+        if (value == null || value.isEmpty()) {
             return byHost;
         }
         String name = "max.connections.per.ip.overrides";
-        for (String entry : value.trim().split("\\s*,\\s*")) {
+        Map<String, String> raw = new java.util.LinkedHashMap<>();
+        for (String entry : value.split("\\s*,\\s*")) {
             int colon = entry.lastIndexOf(':');
-            if (colon <= 0 || colon == entry.length() - 1) {
-                throw new ConfigException("Map entry '" + entry + "' is improperly formatted in the config " + name + " (expected key:value).");
+            if (colon < 0) {
+                // Scala's s.substring(0, -1) on Apache's side, wrapped by its getMap.
+                throw new ConfigException("Error parsing configuration property '" + name + "': begin 0, end -1, length " + entry.length());
             }
             String host = entry.substring(0, colon).trim();
-            int count;
+            raw.remove(host);
+            raw.put(host, entry.substring(colon + 1).trim());
+        }
+        for (Map.Entry<String, String> e : raw.entrySet()) {
             try {
-                count = Integer.parseInt(entry.substring(colon + 1).trim());
-            } catch (NumberFormatException e) {
-                throw new ConfigException(name, value, "'" + entry + "' does not end in a number");
+                byHost.put(e.getKey(), Integer.parseInt(e.getValue()));
+            } catch (NumberFormatException notAnInt) {
+                // Outside Apache's getMap, so not wrapped: the client reads the JDK's text alone.
+                throw new ConfigException(notAnInt.getMessage());
             }
-            if (count < 0) {
-                throw new ConfigException(name, value, "'" + entry + "' is below 0");
-            }
-            byHost.put(host, count);
         }
         var invalid = byHost.keySet().stream().filter(h -> !org.apache.kafka.common.utils.Utils.validHostPattern(h)).sorted().toList();
         if (!invalid.isEmpty()) {

@@ -99,16 +99,29 @@ class DynamicBrokerConfigsTest {
                 .isEqualTo("Invalid value -1 for configuration max.connections.per.ip: Value must be at least 0");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connection.creation.rate", "fast")))
                 .isEqualTo("Invalid value fast for configuration max.connection.creation.rate: Not a number of type INT");
+        // A listener's own limit is typed and ranged under its base name (Apache's validateConfigTypes strips the prefix).
         assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connections", "-2")))
-                .isEqualTo("Invalid value -2 for configuration listener.name.client.max.connections: Value must be at least 0");
-        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections", "0"))).isEqualTo("Invalid max.connections 0");
-        assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connection.creation.rate", "0")))
-                .isEqualTo("Invalid max.connection.creation.rate 0");
+                .isEqualTo("Invalid value -2 for configuration max.connections: Value must be at least 0");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connection.creation.rate", "many")))
+                .isEqualTo("Invalid value many for configuration max.connection.creation.rate: Not a number of type INT");
+        // Zero passes the types and fails in Apache's listeners, whose refusal DynamicBrokerConfig wraps as a name and a value.
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections", "0"))).isEqualTo("Invalid value "
+                + "org.apache.kafka.common.config.ConfigException: Invalid max.connections 0 for configuration Invalid dynamic configuration");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("listener.name.client.max.connection.creation.rate", "0"))).isEqualTo("Invalid value "
+                + "org.apache.kafka.common.config.ConfigException: Invalid max.connection.creation.rate 0 for configuration Invalid dynamic configuration");
+        assertThat(DynamicBrokerConfigs.validate(new java.util.TreeMap<>(Map.of("max.connections", "0", "max.connections.per.ip", "0"))))
+                .as("the listeners' check comes last").startsWith("requirement failed:");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0")))
                 .isEqualTo("requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0", "max.connections.per.ip.overrides", "10.0.0.1:5"))).isNull();
+        // Apache 3.7's KafkaConfig: CoreUtils.parseCsvMap's substring, wrapped by getMap; then each count's toInt, not wrapped.
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1")))
-                .isEqualTo("Map entry '10.0.0.1' is improperly formatted in the config max.connections.per.ip.overrides (expected key:value).");
+                .isEqualTo("Error parsing configuration property 'max.connections.per.ip.overrides': begin 0, end -1, length 8");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1:5, broker-1:many")))
+                .isEqualTo("For input string: \"many\"");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1:")))
+                .isEqualTo("For input string: \"\"");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1:-1"))).isNull();
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "bad_host!:3")))
                 .isEqualTo("max.connections.per.ip.overrides contains invalid addresses : bad_host!");
     }
