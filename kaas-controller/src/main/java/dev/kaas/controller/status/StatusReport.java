@@ -84,6 +84,8 @@ final class StatusReport {
      */
     private static void reassignments(StringBuilder out, Assignment a) {
         java.util.Set<Integer> alive = a.brokers().stream().map(BrokerInfo::id).collect(Collectors.toSet());
+        // A drained broker takes nothing while another live broker is not drained (the balancer's rule).
+        boolean drainHolds = alive.stream().anyMatch(id -> !a.drained().containsKey(id));
         List<String> moving = new java.util.ArrayList<>();
         List<String> waiting = new java.util.ArrayList<>();
         List<String> done = new java.util.ArrayList<>();
@@ -103,6 +105,10 @@ final class StatusReport {
                     // The balancer serves it elsewhere until the target comes back.
                     into = waiting;
                     state = "waiting (broker " + p.target() + " not alive; " + writer + ")";
+                } else if (drainHolds && a.drained().containsKey(p.target())) {
+                    // Served elsewhere until the drain ends (DELETE .../drain, or the broker restarts).
+                    into = waiting;
+                    state = "waiting (broker " + p.target() + " drained; " + writer + ")";
                 } else {
                     into = moving;
                     state = "moving (" + writer + ")";

@@ -315,6 +315,22 @@ class BalancerTest {
     }
 
     @Test
+    void aPartitionReassignedOntoADrainedBrokerStaysServedElsewhereUntilTheDrainEnds() {
+        Assignment three = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        int p = IntStream.range(0, 12).filter(i -> three.topics().get(0).partitions().get(i).leader() == 1).findFirst().orElseThrow();
+
+        Assignment drained = settle(reassign(three, p, 3).withDrained(Map.of(3, "incarnation-3")), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        PartitionAssignment waiting = drained.topics().get(0).partitions().get(p);
+        assertThat(waiting.leader()).as("never placed on the drained broker").isIn(1, 2);
+        assertThat(waiting.reassigning()).isTrue();
+        assertThat(drained.topics().get(0).partitions()).extracting(PartitionAssignment::leader).doesNotContain(3);
+
+        Assignment undrained = settle(drained.withDrained(Map.of()), List.of(TWELVE), brokers(1, 2, 3), 32, new int[1]);
+        assertThat(undrained.topics().get(0).partitions().get(p).leader()).as("it moves once the drain ends").isEqualTo(3);
+        assertThat(undrained.topics().get(0).partitions().get(p).reassigning()).isFalse();
+    }
+
+    @Test
     void aBrokerWhosePartitionsAreAllReassignedToItDoesNotStopTheSpread() {
         Assignment two = settle(Assignment.empty("c"), List.of(TWELVE), brokers(1, 2), 32, new int[1]);
         Assignment pinned = two;

@@ -125,6 +125,22 @@ class ClusterStatusTest {
     }
 
     @Test
+    void aPartitionReassignedOntoADrainedBrokerWaitsForTheDrainToEnd() throws Exception {
+        // Given broker 2 drained, orders-0 reassigned onto it and still written by broker 1
+        List<PartitionAssignment> parts = List.of(new PartitionAssignment(0, 1, 2, 2));
+        Assignment drained = new Assignment(7, 3, "the-cluster", List.of(broker(1, 9092), broker(2, 9100)),
+                List.of(new TopicAssignment(new TopicSpec("orders", "id-orders", 1, Map.of()), parts)), slots(1, 2), slots(1))
+                .withDrained(Map.of(2, "incarnation-2"));
+        write("__cluster/assignment.json", drained);
+
+        assertThat(line(report(RUNNING_4101_ONLY), "orders-0 ")).matches(" *orders-0 +on broker 2 +waiting \\(broker 2 drained; written by broker 1\\)");
+
+        // When every live broker is drained the balancer places on them again: it moves
+        write("__cluster/assignment.json", drained.withDrained(Map.of(1, "incarnation-1", 2, "incarnation-2")));
+        assertThat(line(report(RUNNING_4101_ONLY), "orders-0 ")).matches(" *orders-0 +on broker 2 +moving \\(written by broker 1\\)");
+    }
+
+    @Test
     void withoutReassignmentsThereIsNoReassignedLineAndManyAreCut() throws Exception {
         write("__cluster/assignment.json", new Assignment(7, 3, "the-cluster", List.of(broker(1, 9092)),
                 List.of(topic("a", 1, 1)), slots(1), slots(1)));
