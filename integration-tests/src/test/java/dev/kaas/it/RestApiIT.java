@@ -78,8 +78,30 @@ class RestApiIT {
     @Test
     void everyEndpointAnswersFromTheRunningClusterAndADrainMovesEverythingWithoutAClientError() throws Exception {
         Map<String, String> brokerProps = Map.of("kaas.metrics.stats-interval", "200ms");
-        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 2, 1, brokerProps, Map.of())) {
+        // HTTPS next to plain HTTP, with Quarkus's own keys (rest-api.md#tls), a certificate of a test authority.
+        dev.kaas.broker.auth.TestCerts certs = dev.kaas.broker.auth.TestCerts.authority(tmp.resolve("certs"));
+        Path restStore = certs.issue("rest", "CN=kaas-rest", "PKCS12");
+        int httpsPort = KaasCluster.freePort();
+        Map<String, String> controllerProps = Map.of("quarkus.http.ssl-port", Integer.toString(httpsPort),
+                "quarkus.http.ssl.certificate.key-store-file", restStore.toString(),
+                "quarkus.http.ssl.certificate.key-store-password", dev.kaas.broker.auth.TestCerts.PASSWORD);
+        try (KaasMultiCluster cluster = KaasMultiCluster.start(tmp.resolve("data"), 2, 1, brokerProps, controllerProps)) {
             int port = cluster.controllerHttpPort(1);
+
+            // Over HTTPS, the certificate checked against the authority that signed it (as ./kaas status does with KAAS_REST_CA).
+            java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+            try (var in = Files.newInputStream(certs.truststore())) {
+                trust.load(in, dev.kaas.broker.auth.TestCerts.PASSWORD.toCharArray());
+            }
+            var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            var tls = javax.net.ssl.SSLContext.getInstance("TLS");
+            tls.init(null, tmf.getTrustManagers(), null);
+            var https = java.net.http.HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(10)).build();
+            var secure = https.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://127.0.0.1:" + httpsPort + "/api/v1/cluster"))
+                    .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(secure.statusCode()).isEqualTo(200);
+            assertThat(JsonPath.from(secure.body()).getBoolean("controller.leader")).isTrue();
 
             JsonPath c = await(port, "/cluster", j -> j.getList("brokers").size() == 2, Duration.ofSeconds(30));
             assertThat(c.getBoolean("controller.leader")).isTrue();

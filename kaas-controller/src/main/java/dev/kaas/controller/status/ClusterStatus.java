@@ -16,7 +16,8 @@ import java.util.function.LongPredicate;
  *
  * Then, when a controller runs, what only it knows (broker health, drains, consumer lag) from the
  * leading controller's REST admin API ({@link LiveStatus}; {@code KAAS_REST_URL} and
- * {@code KAAS_REST_TOKEN} point it at another controller and give it credentials).
+ * {@code KAAS_REST_TOKEN} point it at another controller and give it credentials,
+ * {@code KAAS_REST_CA} the authority its HTTPS certificate is checked against).
  *
  * Exit code 0 when it could read the directory, 1 (with one line on stderr) when it holds no
  * cluster or a file cannot be read. See src/docs/running.md, "Several brokers".
@@ -26,8 +27,16 @@ public final class ClusterStatus {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err, System.currentTimeMillis(), System.getenv("KAAS_REST_URL"),
-                LiveStatus.http(System.getenv("KAAS_REST_TOKEN"))));
+        String ca = System.getenv("KAAS_REST_CA");
+        java.util.function.Function<java.net.URI, java.util.Optional<String>> http;
+        try {
+            http = LiveStatus.http(System.getenv("KAAS_REST_TOKEN"), ca == null || ca.isEmpty() ? null : Path.of(ca));
+        } catch (IllegalArgumentException e) {
+            // The data directory's part is still worth printing; the live part cannot be asked.
+            System.err.println("kaas: " + e.getMessage() + "; status without the live part");
+            http = null;
+        }
+        System.exit(run(args, System.out, System.err, System.currentTimeMillis(), System.getenv("KAAS_REST_URL"), http));
     }
 
     /** Without the live part (no controller asked): what the data directory holds. */

@@ -3,15 +3,24 @@ package dev.kaas.controller.status;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The part of {@code ./kaas status} that only a running controller knows (broker health, drains,
@@ -69,6 +78,28 @@ final class LiveStatus {
                 + "); broker health, drains and lag need a running controller (set KAAS_REST_TOKEN if it asks for credentials)\n";
     }
 
+    /** A TLS context that trusts exactly the certificates in {@code pem}. */
+    static SSLContext trusting(Path pem) {
+        try (InputStream in = Files.newInputStream(pem)) {
+            KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
+            trusted.load(null, null);
+            int n = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                trusted.setCertificateEntry("ca-" + n++, c);
+            }
+            if (n == 0) {
+                throw new IllegalArgumentException("KAAS_REST_CA " + pem + " holds no PEM certificate");
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trusted);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("KAAS_REST_CA " + pem + " cannot be read: " + e.getMessage(), e);
+        }
+    }
+
     private static Optional<JsonNode> parse(String body) {
         try {
             return Optional.of(JSON.readTree(body));
@@ -79,8 +110,23 @@ final class LiveStatus {
 
     /** A GET with a bounded wait, with {@code KAAS_REST_TOKEN} as a bearer token when set. */
     static Function<URI, Optional<String>> http(String token) {
+        return http(token, null);
+    }
+
+    /**
+     * As {@link #http(String)}, an {@code https} URL's server certificate checked against the
+     * certificates of {@code caFile} (PEM, {@code KAAS_REST_CA}: the authority that signed the
+     * controller's REST certificate) instead of the JVM's default trust when not null.
+     *
+     * @throws IllegalArgumentException when {@code caFile} cannot be read or holds no certificate
+     */
+    static Function<URI, Optional<String>> http(String token, Path caFile) {
         // The JDK client's default, HTTP/2 by an h2c upgrade: a request without a Host header, which the API must read right.
-        HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(TIMEOUT);
+        if (caFile != null) {
+            builder.sslContext(trusting(caFile));
+        }
+        HttpClient client = builder.build();
         return uri -> {
             HttpRequest.Builder r = HttpRequest.newBuilder(uri).timeout(TIMEOUT).header("Accept", "application/json");
             if (token != null && !token.isEmpty()) {

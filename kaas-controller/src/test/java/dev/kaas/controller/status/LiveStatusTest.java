@@ -47,4 +47,62 @@ class LiveStatusTest {
         assertThat(ClusterStatus.restApis(run, "https://ctl.example:8443")).containsExactly(URI.create("https://ctl.example:8443/api/"));
         assertThat(ClusterStatus.restApis(RunDir.empty(), null)).isEmpty();
     }
+
+    /** keytool, bounded: a self-signed key pair for 127.0.0.1 in {@code store}, its certificate as PEM in {@code pem}. */
+    static void selfSigned(java.nio.file.Path store, java.nio.file.Path pem) throws Exception {
+        String keytool = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        for (List<String> args : List.of(
+                List.of("-genkeypair", "-alias", "rest", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=kaas-rest-test",
+                        "-ext", "SAN=ip:127.0.0.1", "-validity", "2", "-keystore", store.toString(), "-storetype", "PKCS12",
+                        "-storepass", "test-secret"),
+                List.of("-exportcert", "-rfc", "-alias", "rest", "-keystore", store.toString(), "-storepass", "test-secret",
+                        "-file", pem.toString()))) {
+            List<String> cmd = new java.util.ArrayList<>(List.of(keytool, "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
+            cmd.addAll(args);
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("keytool did not finish: " + args);
+            }
+            assertThat(p.exitValue()).as("keytool %s", args.get(0)).isZero();
+        }
+    }
+
+    @Test
+    void anHttpsControllerIsCheckedAgainstKaasRestCa(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+        java.nio.file.Path store = tmp.resolve("rest.p12");
+        java.nio.file.Path pem = tmp.resolve("ca.pem");
+        selfSigned(store, pem);
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = java.nio.file.Files.newInputStream(store)) {
+            ks.load(in, "test-secret".toCharArray());
+        }
+        var kmf = javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, "test-secret".toCharArray());
+        var tls = javax.net.ssl.SSLContext.getInstance("TLS");
+        tls.init(kmf.getKeyManagers(), null, null);
+        var server = com.sun.net.httpserver.HttpsServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        server.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(tls));
+        server.createContext("/api/v1/cluster", ex -> {
+            byte[] body = "{\"ok\":true}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        server.start();
+        try {
+            URI cluster = URI.create("https://127.0.0.1:" + server.getAddress().getPort() + "/api/v1/cluster");
+            assertThat(LiveStatus.http(null, pem).apply(cluster)).contains("{\"ok\":true}");
+            assertThat(LiveStatus.http(null, null).apply(cluster)).as("not trusted by the JVM's defaults: no answer").isEmpty();
+        } finally {
+            server.stop(0);
+        }
+
+        java.nio.file.Path empty = java.nio.file.Files.writeString(tmp.resolve("empty.pem"), "no certificate here\n");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LiveStatus.http(null, empty))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("KAAS_REST_CA");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LiveStatus.http(null, tmp.resolve("missing.pem")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be read");
+    }
 }
+
