@@ -263,12 +263,6 @@ class ProtocolLimitsIT {
         }
     }
 
-    /**
-     * As Apache's dynamic connection quotas: {@code kafka-configs.sh --entity-type brokers
-     * --entity-default --alter --add-config max.connections.per.ip=…} limits the connections
-     * accepted from then on (open ones are kept), DescribeConfigs shows the value with its
-     * source, and deleting it brings the static limit back.
-     */
     /** Apache 3.7's texts for connection limits it refuses, as a client reads them (INVALID_REQUEST, KAFKA-13609). */
     @Test
     void malformedConnectionLimitsAreRefusedWithApachesTexts() throws Exception {
@@ -293,6 +287,12 @@ class ProtocolLimitsIT {
         }
     }
 
+    /**
+     * As Apache's dynamic connection quotas: {@code kafka-configs.sh --entity-type brokers
+     * --entity-default --alter --add-config max.connections.per.ip=…} limits the connections
+     * accepted from then on (open ones are kept), DescribeConfigs shows the value with its
+     * source, and deleting it brings the static limit back.
+     */
     @Test
     void thePerAddressLimitChangedAtRunTimeAppliesToNewConnections() throws Exception {
         var clusterDefault = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.BROKER, "");

@@ -114,7 +114,7 @@ public class StatsReporter {
      * committed offsets and {@code max} members (the metric series they become are bounded by the
      * same number on the controller), and at most {@link #MAX_BYTES}; what is left out is flagged
      * {@code truncated}. Taken in name order, so the same ones are left out every time and no
-     * series comes and goes.
+     * series comes and goes; a group's members in the order they joined.
      */
     static Stats stats(Collection<PartitionStat> partitionsIn, Collection<GroupShard.GroupSummary> groupsIn, int max) {
         List<PartitionStat> partitions = new ArrayList<>(partitionsIn);
@@ -155,9 +155,13 @@ public class StatsReporter {
                 gb.addOffsets(c);
             }
             for (GroupShard.MemberDescription m : g.memberList()) {
-                MemberStat ms = member(m, g.protocolType());
+                if (members == max) {
+                    b.setTruncated(true);
+                    break;
+                }
+                MemberStat ms = member(m, g.protocolType(), MAX_BYTES - bytes);
                 bytes += ms.getSerializedSize() + 8;
-                if (members == max || bytes > MAX_BYTES) {
+                if (bytes > MAX_BYTES) {
                     b.setTruncated(true);
                     break;
                 }
@@ -169,16 +173,23 @@ public class StatsReporter {
         return b.build();
     }
 
+    /** The largest assignment decoded for a report: about 250,000 partitions, well past any real consumer's. */
+    static final int MAX_ASSIGNMENT_BYTES = 1 << 20;
+
     /**
      * A member as the report carries it. The assignment bytes are the group leader's, sent in its
      * SyncGroup, so they are decoded as untrusted: a consumer-protocol assignment that does not
-     * decode is reported as none.
+     * decode is reported as none, and so is one too large to decode here: past
+     * {@link #MAX_ASSIGNMENT_BYTES}, or past four times the report's {@code room} left (an encoded
+     * partition takes 4 bytes, at least 1 in the report), which bounds the decoding one report
+     * does to a few times its own size whatever the leaders send.
      */
-    static MemberStat member(GroupShard.MemberDescription m, String protocolType) {
+    static MemberStat member(GroupShard.MemberDescription m, String protocolType, long room) {
         MemberStat.Builder b = MemberStat.newBuilder().setMemberId(m.memberId())
                 .setGroupInstanceId(m.groupInstanceId() == null ? "" : m.groupInstanceId())
                 .setClientId(m.clientId() == null ? "" : m.clientId()).setClientHost(m.clientHost() == null ? "" : m.clientHost());
-        if (ConsumerProtocol.PROTOCOL_TYPE.equals(protocolType) && m.assignment().length > 0) {
+        int length = m.assignment().length;
+        if (ConsumerProtocol.PROTOCOL_TYPE.equals(protocolType) && length > 0 && length <= MAX_ASSIGNMENT_BYTES && length <= 4 * room) {
             try {
                 Map<String, List<Integer>> byTopic = new TreeMap<>();
                 for (TopicPartition tp : ConsumerProtocol.deserializeAssignment(ByteBuffer.wrap(m.assignment())).partitions()) {

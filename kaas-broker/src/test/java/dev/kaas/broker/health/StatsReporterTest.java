@@ -101,6 +101,18 @@ class StatsReporterTest {
         assertThat(m1.getAssignmentList()).extracting(t -> t.getTopic() + "=" + t.getPartitionsList()).containsExactly("a=[0, 2]", "b=[1]");
         assertThat(g.getMemberList(1).getAssignmentList()).as("bytes the consumer protocol cannot read: no assignment").isEmpty();
 
+        List<TopicPartition> many = new ArrayList<>();
+        for (int p = 0; p < StatsReporter.MAX_ASSIGNMENT_BYTES / 4 + 1; p++) {
+            many.add(new TopicPartition("t", p));
+        }
+        byte[] huge = org.apache.kafka.common.utils.Utils.toArray(ConsumerProtocol.serializeAssignment(new ConsumerPartitionAssignor.Assignment(many)));
+        assertThat(huge.length).isGreaterThan(StatsReporter.MAX_ASSIGNMENT_BYTES);
+        assertThat(StatsReporter.member(member("big", huge), "consumer", Long.MAX_VALUE / 8).getAssignmentList())
+                .as("a valid assignment too large to decode here: none").isEmpty();
+        assertThat(StatsReporter.member(member("late", assigned), "consumer", 1).getAssignmentList())
+                .as("no room left in the report: not decoded").isEmpty();
+        assertThat(StatsReporter.member(member("fits", assigned), "consumer", StatsReporter.MAX_BYTES).getAssignmentList()).hasSize(2);
+
         var connect = new GroupShard.GroupSummary("c", GroupState.STABLE, "connect", 1, Map.of(), List.of(member("w", assigned)));
         assertThat(StatsReporter.stats(List.of(), List.of(connect), 5).getGroups(0).getMemberList(0).getAssignmentList())
                 .as("another protocol's bytes are not the consumer protocol's").isEmpty();

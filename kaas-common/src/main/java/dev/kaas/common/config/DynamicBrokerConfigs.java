@@ -168,9 +168,11 @@ public final class DynamicBrokerConfigs {
      * keys). Returns Apache's message, or null.
      */
     public static String validate(Map<String, String> configs) {
-        // A listener's limit at or below 0 fails only at Apache's last step (its listeners' own check),
-        // after every other check of the change passed.
-        String noConnection = null;
+        // In Apache's order: every value's type and range (validateConfigTypes), then what building
+        // a KafkaConfig checks (the overrides' parse, the per-ip rule, their hosts), and last its
+        // listeners' own check, max.connections before the creation rate.
+        String noConnections = null;
+        String noRate = null;
         for (var e : configs.entrySet()) {
             if (CLEANER.configKeys().containsKey(e.getKey())) {
                 try {
@@ -179,7 +181,8 @@ public final class DynamicBrokerConfigs {
                     return ex.getMessage();
                 }
             }
-            if (CONNECTIONS.configKeys().containsKey(e.getKey()) || LISTENER_CONNECTIONS.matcher(e.getKey()).matches()) {
+            boolean overrides = e.getKey().equals("max.connections.per.ip.overrides");
+            if (!overrides && (CONNECTIONS.configKeys().containsKey(e.getKey()) || LISTENER_CONNECTIONS.matcher(e.getKey()).matches())) {
                 Object v;
                 try {
                     v = connectionValue(e.getKey(), e.getValue());
@@ -187,10 +190,10 @@ public final class DynamicBrokerConfigs {
                     return ex.getMessage();
                 }
                 // Apache's listeners refuse a reconfiguration that leaves one with no connection or no rate at all.
-                String base = e.getKey().endsWith("max.connections") ? "max.connections"
-                        : e.getKey().endsWith("max.connection.creation.rate") ? "max.connection.creation.rate" : null;
-                if (base != null && (Integer) v <= 0 && noConnection == null) {
-                    noConnection = listenerRefusal("Invalid " + base + " " + v);
+                if (e.getKey().endsWith("max.connections") && (Integer) v <= 0 && noConnections == null) {
+                    noConnections = listenerRefusal("Invalid max.connections " + v);
+                } else if (e.getKey().endsWith("max.connection.creation.rate") && (Integer) v <= 0 && noRate == null) {
+                    noRate = listenerRefusal("Invalid max.connection.creation.rate " + v);
                 }
             }
             if (THROTTLES.contains(e.getKey())) {
@@ -204,18 +207,28 @@ public final class DynamicBrokerConfigs {
                 }
             }
         }
-        if ("0".equals(String.valueOf(configs.get("max.connections.per.ip")).trim())
-                && String.valueOf(configs.getOrDefault("max.connections.per.ip.overrides", "")).isBlank()) {
-            // Apache's rule, on the configuration as it would be (kaas sees the dynamic layer only: overrides set
-            // statically do not count here).
-            return "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.";
-        }
         try {
             TopicDefaults.of(configs);
         } catch (ConfigException ex) {
             return ex.getMessage();
         }
-        return noConnection;
+        Map<String, Integer> overrides;
+        try {
+            overrides = overridesParsed(configs.get("max.connections.per.ip.overrides"));
+        } catch (ConfigException ex) {
+            return ex.getMessage();
+        }
+        if ("0".equals(String.valueOf(configs.get("max.connections.per.ip")).trim()) && overrides.isEmpty()) {
+            // Apache's rule, on the parsed overrides of the configuration as it would be (kaas sees the dynamic
+            // layer only: overrides set statically do not count here).
+            return "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.";
+        }
+        try {
+            checkHosts(overrides);
+        } catch (ConfigException ex) {
+            return ex.getMessage();
+        }
+        return noConnections != null ? noConnections : noRate;
     }
 
     /**
@@ -274,19 +287,29 @@ public final class DynamicBrokerConfigs {
      * (CoreUtils.parseCsvMap, then each count's toInt; the last entry of a host wins), with its
      * messages: an entry without a colon fails on the substring it cannot take, a count that is
      * not an int with the JDK's NumberFormatException text. A negative count is taken, as Apache
-     * takes it: no connection from that host is ever below it.
+     * takes it: no connection from that host is ever below it. A blank value is none (Apache's
+     * ConfigDef trims it first).
      *
      * @throws ConfigException with Apache's message when an entry does not parse or a host is not
      *         a valid host name or address
      */
     public static Map<String, Integer> overrides(String value) {
+        Map<String, Integer> byHost = overridesParsed(value);
+        checkHosts(byHost);
+        return byHost;
+    }
+
+    /** The overrides parsed, their hosts not yet checked (Apache checks those after the per-ip rule). */
+    private static Map<String, Integer> overridesParsed(String value) {
         Map<String, Integer> byHost = new java.util.LinkedHashMap<>();
-        if (value == null || value.isEmpty()) {
+        // Apache's ConfigDef trims a STRING value first: blanks are no overrides.
+        String trimmed = value == null ? "" : value.trim();
+        if (trimmed.isEmpty()) {
             return byHost;
         }
         String name = "max.connections.per.ip.overrides";
         Map<String, String> raw = new java.util.LinkedHashMap<>();
-        for (String entry : value.split("\\s*,\\s*")) {
+        for (String entry : trimmed.split("\\s*,\\s*")) {
             int colon = entry.lastIndexOf(':');
             if (colon < 0) {
                 // Scala's s.substring(0, -1) on Apache's side, wrapped by its getMap.
@@ -304,11 +327,14 @@ public final class DynamicBrokerConfigs {
                 throw new ConfigException(notAnInt.getMessage());
             }
         }
+        return byHost;
+    }
+
+    private static void checkHosts(Map<String, Integer> byHost) {
         var invalid = byHost.keySet().stream().filter(h -> !org.apache.kafka.common.utils.Utils.validHostPattern(h)).sorted().toList();
         if (!invalid.isEmpty()) {
-            throw new ConfigException(name + " contains invalid addresses : " + String.join(",", invalid));
+            throw new ConfigException("max.connections.per.ip.overrides contains invalid addresses : " + String.join(",", invalid));
         }
-        return byHost;
     }
 
     private static Set<String> apacheNames() {

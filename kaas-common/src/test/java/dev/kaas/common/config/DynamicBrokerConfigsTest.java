@@ -122,6 +122,16 @@ class DynamicBrokerConfigsTest {
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1:")))
                 .isEqualTo("For input string: \"\"");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "10.0.0.1:-1"))).isNull();
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0", "max.connections.per.ip.overrides", ",")))
+                .as("the rule reads the parsed overrides, and ',' has none").startsWith("requirement failed:");
+        assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip", "0", "max.connections.per.ip.overrides", "  ")))
+                .as("a blank value is none").startsWith("requirement failed:");
+        // Apache's order: every type first, then the overrides' parse, the per-ip rule and the hosts, then the listeners.
+        assertThat(DynamicBrokerConfigs.validate(new java.util.TreeMap<>(Map.of("max.connections.per.ip.overrides", "10.0.0.1",
+                "replica.alter.log.dirs.io.max.bytes.per.second", "abc"))))
+                .isEqualTo("Invalid value abc for configuration replica.alter.log.dirs.io.max.bytes.per.second: Not a number of type LONG");
+        assertThat(DynamicBrokerConfigs.validate(new java.util.TreeMap<>(Map.of("max.connection.creation.rate", "0", "max.connections", "0"))))
+                .as("max.connections before the rate, whatever the keys' order").contains("Invalid max.connections 0");
         assertThat(DynamicBrokerConfigs.validate(Map.of("max.connections.per.ip.overrides", "bad_host!:3")))
                 .isEqualTo("max.connections.per.ip.overrides contains invalid addresses : bad_host!");
     }

@@ -79,13 +79,13 @@ final class ApiViews {
     record GroupMember(String memberId,
                        @JsonInclude(JsonInclude.Include.NON_NULL) @Schema(description = "Absent for a dynamic member (KIP-345)") String groupInstanceId,
                        String clientId, String clientHost,
-                       @Schema(description = "Topic to assigned partitions; empty unless the group is a Stable consumer group") Map<String, List<Integer>> assignment) {
+                       @Schema(description = "Topic to assigned partitions; empty unless the group is a Stable consumer group whose assignment decodes") Map<String, List<Integer>> assignment) {
     }
 
     @Schema(description = "A consumer group with its members, committed offsets and lag.")
     record Group(String groupId, String state, String protocolType,
                  @Schema(description = "How many members it has") int members, int coordinator, Long totalLag, List<GroupOffset> offsets,
-                 @Schema(description = "Its members, in member id order (fewer than members only when the coordinator's report was cut at kaas.metrics.max-series)") List<GroupMember> memberList) {
+                 @Schema(description = "Its members, in member id order (fewer than members when the coordinator's report was cut: kaas.metrics.max-series or its size bound)") List<GroupMember> memberList) {
     }
 
     @Schema(description = "Where a partition is written, under which epoch; target/leaving while a reassignment moves it.")
