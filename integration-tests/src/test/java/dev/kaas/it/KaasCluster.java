@@ -410,7 +410,7 @@ public final class KaasCluster implements AutoCloseable {
             try {
                 var r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/q/health/ready"))
                         .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
+                if (r.statusCode() == 200 && listeningOn(log, httpPort)) {
                     return;
                 }
             } catch (IOException notYet) {
@@ -420,6 +420,19 @@ public final class KaasCluster implements AutoCloseable {
         }
         throw new IllegalStateException(what + " not ready within " + READY_TIMEOUT + "\n--- log tail:\n" + tail(log, 60)
                 + "\n--- threads:\n" + threadDump(p.pid()));
+    }
+
+    /**
+     * Whether the process writing {@code log} said it listens on {@code port}: a health answer on
+     * a port proves nothing by itself, since another test's process may hold a port chosen free
+     * a moment before (ours then fails to bind and exits).
+     */
+    static boolean listeningOn(Path log, int port) {
+        try {
+            return Files.exists(log) && Files.readString(log).contains("Listening on: http://127.0.0.1:" + port);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return false;
+        }
     }
 
     /**

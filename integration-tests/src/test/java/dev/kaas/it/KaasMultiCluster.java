@@ -295,7 +295,7 @@ public final class KaasMultiCluster implements AutoCloseable {
                 throw new IllegalStateException(m.name + " exited during start-up with " + m.process.exitValue()
                         + "; the end of its log (" + logDir + "):\n" + KaasCluster.tail(logDir.resolve(m.name + "-" + m.starts + ".log"), 30));
             }
-            if (healthOk(m.http, which)) {
+            if (healthOk(m.http, which) && KaasCluster.listeningOn(logDir.resolve(m.name + "-" + m.starts + ".log"), m.http)) {
                 return;
             }
             Thread.sleep(100);

@@ -86,45 +86,21 @@ class MetricsIT {
             try {
                 HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
                 OtlpReceiver r = new OtlpReceiver(server);
-                server.createContext("/v1/metrics", exchange -> {
-                    try {
-                        byte[] body = exchange.getRequestBody().readAllBytes();
-                        if ("POST".equals(exchange.getRequestMethod())
-                                && "application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
-                            r.received.addLast(ExportMetricsServiceRequest.parseFrom(body));
-                            while (r.received.size() > 20) {
-                                r.received.pollFirst();
-                            }
-                            exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
-                            exchange.sendResponseHeaders(200, 0);
-                        } else {
-                            exchange.sendResponseHeaders(400, -1);
-                        }
-                    } finally {
-                        exchange.close();
+                receive(server, "/v1/metrics", body -> {
+                    r.received.addLast(ExportMetricsServiceRequest.parseFrom(body));
+                    while (r.received.size() > 20) {
+                        r.received.pollFirst();
                     }
                 });
-                server.createContext("/v1/traces", exchange -> {
-                    try {
-                        byte[] body = exchange.getRequestBody().readAllBytes();
-                        if ("POST".equals(exchange.getRequestMethod())
-                                && "application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
-                            for (ResourceSpans rs : ExportTraceServiceRequest.parseFrom(body).getResourceSpansList()) {
-                                String instance = rs.getResource().getAttributesList().stream()
-                                        .filter(kv -> kv.getKey().equals("service.instance.id")).map(kv -> kv.getValue().getStringValue())
-                                        .findFirst().orElse("");
-                                rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(sp -> r.spans.addLast(Map.entry(instance, sp))));
-                            }
-                            while (r.spans.size() > 20_000) {
-                                r.spans.pollFirst();
-                            }
-                            exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
-                            exchange.sendResponseHeaders(200, 0);
-                        } else {
-                            exchange.sendResponseHeaders(400, -1);
-                        }
-                    } finally {
-                        exchange.close();
+                receive(server, "/v1/traces", body -> {
+                    for (ResourceSpans rs : ExportTraceServiceRequest.parseFrom(body).getResourceSpansList()) {
+                        String instance = rs.getResource().getAttributesList().stream()
+                                .filter(kv -> kv.getKey().equals("service.instance.id")).map(kv -> kv.getValue().getStringValue())
+                                .findFirst().orElse("");
+                        rs.getScopeSpansList().forEach(ss -> ss.getSpansList().forEach(sp -> r.spans.addLast(Map.entry(instance, sp))));
+                    }
+                    while (r.spans.size() > 20_000) {
+                        r.spans.pollFirst();
                     }
                 });
                 server.start();
@@ -132,6 +108,29 @@ class MetricsIT {
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
+        }
+
+        interface Body {
+            void take(byte[] body) throws IOException;
+        }
+
+        /** OTLP/HTTP at {@code path}: a protobuf POST is taken and answered with an empty success, anything else 400. */
+        private static void receive(HttpServer server, String path, Body take) {
+            server.createContext(path, exchange -> {
+                try {
+                    byte[] body = exchange.getRequestBody().readAllBytes();
+                    if ("POST".equals(exchange.getRequestMethod())
+                            && "application/x-protobuf".equals(exchange.getRequestHeaders().getFirst("Content-Type"))) {
+                        take.take(body);
+                        exchange.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+                        exchange.sendResponseHeaders(200, 0);
+                    } else {
+                        exchange.sendResponseHeaders(400, -1);
+                    }
+                } finally {
+                    exchange.close();
+                }
+            });
         }
 
         String endpoint() {

@@ -189,10 +189,13 @@ class RequestPipelineTest {
         assertThat(seen).allSatisfy(s -> assertThat(s.partsSum()).isEqualTo(s.total()));
     }
 
-    @Test
-    void aSampledRequestsTraceIsOnItsThrottleForTheHandlerAndEndsOnceWithItsResponse() {
-        List<String> told = new ArrayList<>();
-        RequestObserver sampleOdd = new RequestObserver() {
+    /**
+     * An observer that writes into {@code told} each request done ("done") and each trace's end
+     * ("end <correlation id> answered=<whether a response went out>"), tracing the requests
+     * {@code sampled} picks.
+     */
+    static RequestObserver tracing(List<String> told, java.util.function.IntPredicate sampled) {
+        return new RequestObserver() {
             @Override
             public void done(RequestTiming timing) {
                 told.add("done");
@@ -200,7 +203,7 @@ class RequestPipelineTest {
 
             @Override
             public RequestTrace trace(RequestHeader header, long arrivedNanos, String listenerName, String clientHost) {
-                if (header.correlationId() % 2 == 0) {
+                if (!sampled.test(header.correlationId())) {
                     return null;
                 }
                 assertThat(arrivedNanos).isLessThanOrEqualTo(System.nanoTime());
@@ -214,14 +217,18 @@ class RequestPipelineTest {
                     @Override
                     public void end(RequestTiming timing, AbstractRequest request, ApiMessage response) {
                         assertThat(timing.nanos[RequestTiming.TOTAL]).isPositive();
-                        told.add("end " + header.correlationId() + " " + (response instanceof MetadataResponseData) + " after "
-                                + told.get(told.size() - 1));
+                        told.add("end " + header.correlationId() + " answered=" + (response instanceof MetadataResponseData));
                     }
                 };
             }
         };
+    }
+
+    @Test
+    void aSampledRequestsTraceIsOnItsThrottleForTheHandlerAndEndsOnceWithItsResponse() {
+        List<String> told = new ArrayList<>();
         RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
-                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, sampleOdd);
+                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, tracing(told, id -> id % 2 == 1));
         p.onFrame(metadata(1));
         p.onFrame(metadata(2));
         assertThat(handler.contexts.get(1).throttle().trace()).as("the handler finds it").isNotNull();
@@ -229,43 +236,22 @@ class RequestPipelineTest {
 
         handler.answer(2);
         handler.answer(1);
-        assertThat(told).containsExactly("done", "end 1 true after done", "done");
+        assertThat(told).as("ended once, after the metrics heard of it").containsExactly("done", "end 1 answered=true", "done");
     }
 
     @Test
     void aRequestTheConnectionClosesOnEndsItsTraceUnanswered() {
-        List<String> ended = new ArrayList<>();
-        RequestObserver traceAll = new RequestObserver() {
-            @Override
-            public void done(RequestTiming timing) {
-                ended.add("done");
-            }
-
-            @Override
-            public RequestTrace trace(RequestHeader header, long arrivedNanos, String listenerName, String clientHost) {
-                return new RequestTrace() {
-                    @Override
-                    public void span(String name, long startNanos, long endNanos, org.apache.kafka.common.TopicPartition partition,
-                                     String attribute, long value) {
-                    }
-
-                    @Override
-                    public void end(RequestTiming timing, AbstractRequest request, ApiMessage response) {
-                        ended.add("end " + header.correlationId() + " answered=" + (response != null));
-                    }
-                };
-            }
-        };
+        List<String> told = new ArrayList<>();
         RequestPipeline p = new RequestPipeline(transport, Runnable::run, ApiRegistry.of(List.of(handler)), "PLAINTEXT", 16, null, 0,
-                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, traceAll);
+                dev.kaas.broker.auth.AccessControl.NONE, RequestQuota.NONE, tracing(told, id -> true));
         p.onFrame(metadata(1));
         handler.calls.get(1).completeExceptionally(new CloseConnection("the handler gives up"));
 
         assertThat(transport.closed).isTrue();
-        assertThat(ended).as("not a finished request for the metrics, but its trace ends").containsExactly("end 1 answered=false");
+        assertThat(told).as("not a finished request for the metrics, but its trace ends").containsExactly("end 1 answered=false");
     }
 
-        @Test
+    @Test
     void aResponseReadyAloneIsWrittenAtOnce() {
         RequestPipeline p = pipeline(16);
         p.onFrame(metadata(1));
