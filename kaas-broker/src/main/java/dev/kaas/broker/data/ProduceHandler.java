@@ -328,13 +328,13 @@ public class ProduceHandler implements ApiHandler {
         });
         if (!asking.isEmpty()) {
             CompletableFuture<Map<TopicPartition, Errors>> answer;
-            long asked = usage.trace() == null ? 0 : System.nanoTime();
+            RequestTrace trace = usage.trace();
+            long asked = trace == null ? 0 : System.nanoTime();
             try {
                 answer = verifier.verify(data.transactionalId(), producer[0], (short) producer[1], asking);
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
-            RequestTrace trace = usage.trace();
             if (trace != null) {
                 answer.whenComplete((errors, failure) -> trace.span("txn verification", asked, System.nanoTime(), null,
                         "kaas.partitions", asking.size()));

@@ -173,13 +173,53 @@ class ProduceVerificationTest {
         idle.get(10, TimeUnit.SECONDS);
     }
 
+    @Test
+    void aTracedProduceShowsTheCoordinatorsVerificationBeforeItsAppend() throws Exception {
+        List<String> spans = new CopyOnWriteArrayList<>();
+        long[] verification = new long[2];
+        RequestContext.Throttle traced = new RequestContext.Throttle(0);
+        traced.trace(new dev.kaas.broker.protocol.RequestTrace() {
+            @Override
+            public void span(String name, long start, long end, TopicPartition partition, String attribute, long value) {
+                spans.add(name + (attribute == null ? "" : " " + attribute + "=" + value));
+                if (name.equals("txn verification")) {
+                    verification[0] = start;
+                    verification[1] = end;
+                }
+            }
+
+            @Override
+            public void end(dev.kaas.broker.protocol.RequestTiming timing, org.apache.kafka.common.requests.AbstractRequest request,
+                            org.apache.kafka.common.protocol.ApiMessage response) {
+            }
+        });
+        CompletableFuture<ProduceResponseData.PartitionProduceResponse> sent = produce("tx", 0, traced);
+        Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> answers.size() == 1);
+        Thread.sleep(20);
+        long answeredAt = System.nanoTime();
+        answers.get(0).complete(Map.of(TP, Errors.NONE));
+        assertThat(Errors.forCode(sent.get(10, TimeUnit.SECONDS).errorCode())).isEqualTo(Errors.NONE);
+
+        assertThat(spans).containsExactly("txn verification kaas.partitions=1", "append kaas.writer.wait_us=" + spans.get(1).split("=")[1],
+                "fsync kaas.group_commit.appends=1", "fence check");
+        assertThat(verification[1] - verification[0]).as("it waited for the coordinator's answer").isGreaterThanOrEqualTo(20_000_000L);
+        assertThat(verification[1]).isGreaterThanOrEqualTo(answeredAt);
+    }
+
     private CompletableFuture<ProduceResponseData.PartitionProduceResponse> produce(String transactionalId, int seq) {
+        return produce(transactionalId, seq, new RequestContext.Throttle(0));
+    }
+
+    private CompletableFuture<ProduceResponseData.PartitionProduceResponse> produce(String transactionalId, int seq,
+                                                                                    RequestContext.Throttle throttle) {
         ProduceRequestData req = new ProduceRequestData().setTransactionalId(transactionalId).setAcks((short) -1).setTimeoutMs(10_000);
         req.topicData().add(new ProduceRequestData.TopicProduceData().setName("t").setPartitionData(List.of(
                 new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withTransactionalRecords(
                         CompressionType.NONE, PID, (short) 0, seq, new SimpleRecord(("v" + seq).getBytes()))))));
         short version = 9;
-        RequestContext ctx = new RequestContext(new RequestHeader(ApiKeys.PRODUCE, version, "test", 1), "PLAINTEXT", "127.0.0.1");
+        RequestContext ctx = new RequestContext(new RequestHeader(ApiKeys.PRODUCE, version, "test", 1), "PLAINTEXT", "127.0.0.1",
+                org.apache.kafka.common.security.auth.KafkaPrincipal.ANONYMOUS, org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT,
+                throttle);
         return handler.handle(ctx, new ProduceRequest(req, version)).toCompletableFuture()
                 .thenApply(resp -> ((ProduceResponseData) resp).responses().iterator().next().partitionResponses().get(0));
     }
