@@ -80,7 +80,7 @@ class ProtocolLimitsIT {
         cluster = kaas.cluster();
         try (Admin admin = Admin.create(cluster.clientProps())) {
             admin.createTopics(List.of(new NewTopic("many", 3, (short) 1), new NewTopic("huge", 1, (short) 1),
-                    new NewTopic("twice", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                    new NewTopic("twice", 1, (short) 1), new NewTopic("quiet", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
         Properties p = cluster.clientProps();
         p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
@@ -450,6 +450,62 @@ class ProtocolLimitsIT {
             for (Socket s : stalled) {
                 s.close();
             }
+        }
+    }
+
+    /**
+     * Requests in flight per connection bound what the broker reads from it: once as many fetches
+     * as it may hold wait for data that never comes, it stops reading that socket, so whatever the
+     * client goes on sending stays in the kernel's buffers instead of the broker's memory. Without
+     * the pause the client could write on without limit (the broker would buffer it all).
+     */
+    @Test
+    void aConnectionWithAllItsRequestsInFlightIsNotReadFromUntilOneCompletes() throws Exception {
+        try (Socket s = connectFrom("127.0.0.53")) {
+            s.setSendBufferSize(64 * 1024);
+            java.io.OutputStream out = s.getOutputStream();
+            // Sixteen (the default in-flight limit) long fetches of an empty partition: all parked.
+            FetchRequestData parked = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(30_000).setMinBytes(1 << 20)
+                    .setMaxBytes(1 << 20).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("quiet")
+                            .setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0)
+                                    .setPartitionMaxBytes(1 << 20)))));
+            for (int i = 0; i < 16; i++) {
+                out.write(RawClient.frame(ApiKeys.FETCH, (short) 12, 100 + i, parked).array());
+            }
+            out.flush();
+            s.setSoTimeout(1_000);
+            assertThatThrownBy(() -> s.getInputStream().read()).as("the fetches are parked, unanswered")
+                    .isInstanceOf(SocketTimeoutException.class);
+            long[] written = {0};
+            IOException[] failed = {null};
+            Thread writer = new Thread(() -> {
+                byte[] chunk = new byte[1 << 20];
+                try {
+                    while (written[0] < 512L << 20) {
+                        out.write(chunk);
+                        synchronized (written) {
+                            written[0] += chunk.length;
+                        }
+                    }
+                } catch (IOException e) {
+                    failed[0] = e;
+                }
+            }, "never-read-writer");
+            writer.setDaemon(true);
+            writer.start();
+            // Bounded wait: the writer blocks within a second once the broker stops reading; without the pause
+            // it would have written hundreds of MiB over loopback by then.
+            Thread.sleep(3_000);
+            long sent;
+            synchronized (written) {
+                sent = written[0];
+            }
+            assertThat(failed[0]).as("the connection stays open").isNull();
+            assertThat(writer.isAlive()).as("the writer is blocked, not finished").isTrue();
+            assertThat(sent).as("bytes the broker let the client write past its parked requests").isLessThan(64L << 20);
+        }
+        try (Socket after = connectFrom("127.0.0.53")) {
+            assertThat(apiVersions(after).data().errorCode()).as("the broker still serves").isZero();
         }
     }
 

@@ -4,10 +4,12 @@ import dev.kaas.broker.auth.AccessControl;
 import dev.kaas.broker.auth.SaslEndpoint;
 import dev.kaas.broker.auth.TlsEndpoint;
 import dev.kaas.broker.storage.FileSlice;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.stream.ChunkedWriteHandler;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -89,7 +91,16 @@ final class Connection implements RequestPipeline.Transport {
         if (tls != null) {
             startTls();
         }
-        socket.handler(this::onBytes);
+        // The received buffers themselves, not Vert.x's copy of each (NetSocket.handler copies every
+        // read into a fresh heap buffer): the decoder copies them once, into frame bodies, and
+        // releases them. Reading is then paused at the channel (see pauseReading).
+        ((NetSocketInternal) socket).messageHandler(message -> {
+            if (message instanceof ByteBuf bytes) {
+                onBytes(bytes);
+            } else {
+                ReferenceCountUtil.release(message);
+            }
+        });
         socket.closeHandler(v -> {
             closed = true;
             pipeline.onClosed();
@@ -154,8 +165,7 @@ final class Connection implements RequestPipeline.Transport {
         if (closed) {
             return;
         }
-        paused = true;
-        socket.pause();
+        pauseReading();
         Runnable end = () -> {
             if (!closed) {
                 if (!last.isEmpty()) {
@@ -171,13 +181,32 @@ final class Connection implements RequestPipeline.Transport {
         }
     }
 
-    private void onBytes(Buffer bytes) {
+    private void onBytes(ByteBuf bytes) {
         if (closed) {
+            bytes.release();
             return;
         }
-        // Vert.x hands over a copy of the bytes it read, so the decoder may keep the buffer.
-        decoder.append(bytes.getByteBuf().nioBuffer());
+        decoder.append(bytes);
         drain();
+    }
+
+    /**
+     * Stops the channel reading. What it has read already still arrives (the rest of a read loop,
+     * what the TLS handler decrypts from it) and waits in the decoder: at most the grace and one
+     * read, as Vert.x's own inbound queue would have held it.
+     */
+    private void pauseReading() {
+        paused = true;
+        channel().config().setAutoRead(false);
+    }
+
+    private void resumeReading() {
+        paused = false;
+        channel().config().setAutoRead(true);
+    }
+
+    private io.netty.channel.Channel channel() {
+        return ((NetSocketInternal) socket).channelHandlerContext().channel();
     }
 
     /** Hands complete frames to the pipeline while it accepts them, then reads only if it may. */
@@ -210,11 +239,9 @@ final class Connection implements RequestPipeline.Transport {
         }
         boolean read = !closed && pipeline.accepting() && !decoder.awaitingMemory();
         if (read && paused) {
-            paused = false;
-            socket.resume();
+            resumeReading();
         } else if (!read && !paused && !closed) {
-            paused = true;
-            socket.pause();
+            pauseReading();
         }
     }
 
@@ -223,8 +250,7 @@ final class Connection implements RequestPipeline.Transport {
         if (readable) {
             drain();
         } else if (!paused && !closed) {
-            paused = true;
-            socket.pause();
+            pauseReading();
         }
     }
 
@@ -297,7 +323,7 @@ final class Connection implements RequestPipeline.Transport {
             pipeline.onClosed();
             decoder.close(memoryAvailable);
         }
-        ((NetSocketInternal) socket).channelHandlerContext().channel().close();
+        channel().close();
     }
 
     /** A file region over a segment's channel that must not close it: the segment owns the channel. */

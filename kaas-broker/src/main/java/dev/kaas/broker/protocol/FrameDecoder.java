@@ -1,5 +1,7 @@
 package dev.kaas.broker.protocol;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 
@@ -18,6 +20,11 @@ import java.util.ArrayDeque;
  * Pull-based, so the connection takes frames only while it may have more requests in flight, and
  * testable without sockets.
  *
+ * <p>The decoder owns what it is given: a received buffer (pooled, straight from the socket or the
+ * TLS handler) is released once its last byte is in a frame, or when the decoder closes. So each
+ * byte is copied once, into its frame's body; small reads are copied into a heap tail at once and
+ * their buffer released, so a client dribbling bytes pins no pooled memory.
+ *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
 final class FrameDecoder {
@@ -28,7 +35,7 @@ final class FrameDecoder {
     private int maxFrameBytes;
     private int minFrameBytes = HEADER_MIN;
     private final RequestMemory memory;
-    private final ArrayDeque<ByteBuffer> input = new ArrayDeque<>();
+    private final ArrayDeque<ByteBuf> input = new ArrayDeque<>();
     private final ByteBuffer sizeField = ByteBuffer.allocate(4);
     /** What a frame may send before its size is reserved (see the class comment). */
     static final int GRACE = 64 * 1024;
@@ -39,8 +46,8 @@ final class FrameDecoder {
     private long inputBytes;
     /** The body of the current frame, made when its size is reserved; null before. */
     private ByteBuffer body;
-    /** The last input buffer when it is ours, with room to append small reads in place. */
-    private ByteBuffer tail;
+    /** The last input buffer when it is a heap tail of ours, with room to append small reads in place. */
+    private ByteBuf tail;
     private boolean awaitingMemory;
     private boolean closed;
 
@@ -105,28 +112,38 @@ final class FrameDecoder {
         }
     }
 
-    /** Takes received bytes (the buffer is kept, not copied, until its bytes are consumed). */
-    void append(ByteBuffer bytes) {
-        if (closed || !bytes.hasRemaining()) {
+    /**
+     * Takes received bytes and the caller's reference to them: the buffer is released once its
+     * bytes are consumed, or at once when they are copied into the tail or the decoder is closed.
+     */
+    void append(ByteBuf bytes) {
+        int n = bytes.readableBytes();
+        if (closed || n == 0) {
+            bytes.release();
             return;
         }
-        inputBytes += bytes.remaining();
-        if (tail != null && tail == input.peekLast() && tail.capacity() - tail.limit() >= bytes.remaining()) {
+        inputBytes += n;
+        if (tail != null && tail == input.peekLast() && tail.writableBytes() >= n) {
             // Whatever its size, a read that fits the tail's spare room goes there, so the tail stays
             // last and small reads between larger ones do not each start a new one.
-            int readFrom = tail.position();
-            int end = tail.limit();
-            tail.limit(tail.capacity()).position(end);
-            tail.put(bytes);
-            tail.limit(tail.position()).position(readFrom);
+            copyAndRelease(bytes, tail);
             return;
         }
-        if (bytes.remaining() < SMALL) {
-            tail = ByteBuffer.allocate(TAIL_CAPACITY).put(bytes).flip();
+        if (n < SMALL) {
+            tail = Unpooled.buffer(TAIL_CAPACITY, TAIL_CAPACITY);
+            copyAndRelease(bytes, tail);
             input.add(tail);
             return;
         }
         input.add(bytes);
+    }
+
+    private static void copyAndRelease(ByteBuf from, ByteBuf to) {
+        try {
+            to.writeBytes(from);
+        } finally {
+            from.release();
+        }
     }
 
     /** True while a frame's size is known but the budget cannot cover it yet. */
@@ -186,7 +203,10 @@ final class FrameDecoder {
             return;
         }
         closed = true;
-        input.clear();
+        ByteBuf held;
+        while ((held = input.poll()) != null) {
+            held.release();
+        }
         tail = null;
         inputBytes = 0;
         memory.cancel(waiter);
@@ -198,18 +218,19 @@ final class FrameDecoder {
 
     private boolean fill(ByteBuffer target) {
         while (target.hasRemaining() && !input.isEmpty()) {
-            ByteBuffer head = input.peek();
-            int n = Math.min(head.remaining(), target.remaining());
-            ByteBuffer part = head.slice();
-            part.limit(n);
-            target.put(part);
-            head.position(head.position() + n);
+            ByteBuf head = input.peek();
+            int n = Math.min(head.readableBytes(), target.remaining());
+            int limit = target.limit();
+            target.limit(target.position() + n);
+            head.readBytes(target);
+            target.limit(limit);
             inputBytes -= n;
-            if (!head.hasRemaining()) {
+            if (!head.isReadable()) {
                 input.poll();
                 if (head == tail) {
                     tail = null;
                 }
+                head.release();
             }
         }
         return !target.hasRemaining();

@@ -3,6 +3,9 @@ package dev.kaas.broker.protocol;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,11 +44,11 @@ class FrameDecoderTest {
         FrameDecoder d = new FrameDecoder(MAX, memory);
         byte[] f = frame(20, 1);
 
-        d.append(ByteBuffer.wrap(f, 0, 3));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, 0, 3)));
 
         assertThat(d.poll(NO_WAKE)).isNull();
         assertThat(memory.reserved()).isZero();
-        d.append(ByteBuffer.wrap(f, 3, f.length - 3));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, 3, f.length - 3)));
         assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(f));
     }
 
@@ -55,11 +58,11 @@ class FrameDecoderTest {
         FrameDecoder d = new FrameDecoder(MAX, memory);
         byte[] f = frame(100, 7);
 
-        d.append(ByteBuffer.wrap(f, 0, f.length - 1));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, 0, f.length - 1)));
 
         assertThat(d.poll(NO_WAKE)).isNull();
         assertThat(memory.reserved()).isZero();
-        d.append(ByteBuffer.wrap(f, f.length - 1, 1));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, f.length - 1, 1)));
         FrameDecoder.Frame frame = d.poll(NO_WAKE);
         assertThat(bytes(frame)).isEqualTo(body(f));
         assertThat(d.poll(NO_WAKE)).isNull();
@@ -75,7 +78,7 @@ class FrameDecoderTest {
         byte[] b = frame(30, 50);
         ByteBuffer both = ByteBuffer.allocate(a.length + b.length).put(a).put(b).flip();
 
-        d.append(both);
+        d.append(Unpooled.wrappedBuffer(both));
 
         assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(a));
         assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(b));
@@ -92,7 +95,7 @@ class FrameDecoderTest {
         List<byte[]> out = new ArrayList<>();
 
         while (stream.hasRemaining()) {
-            d.append(ByteBuffer.wrap(new byte[] {stream.get()}));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(new byte[] {stream.get()})));
             FrameDecoder.Frame f = d.poll(NO_WAKE);
             if (f != null) {
                 out.add(bytes(f));
@@ -107,7 +110,7 @@ class FrameDecoderTest {
         RequestMemory memory = new RequestMemory(1_000_000);
         FrameDecoder d = new FrameDecoder(MAX, memory);
 
-        d.append(ByteBuffer.allocate(4).putInt(MAX + 1).flip());
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(MAX + 1).flip()));
 
         assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
         assertThat(memory.reserved()).isZero();
@@ -118,7 +121,7 @@ class FrameDecoderTest {
         FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
         byte[] f = frame(MAX, 0);
 
-        d.append(ByteBuffer.wrap(f));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f)));
 
         assertThat(bytes(d.poll(NO_WAKE))).hasSize(MAX);
     }
@@ -127,7 +130,7 @@ class FrameDecoderTest {
     void aNegativeSizeIsRefused() {
         FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
 
-        d.append(ByteBuffer.allocate(4).putInt(-1).flip());
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(-1).flip()));
 
         assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
     }
@@ -136,7 +139,7 @@ class FrameDecoderTest {
     void aZeroSizeIsRefused() {
         FrameDecoder d = new FrameDecoder(MAX, new RequestMemory(10_000));
 
-        d.append(ByteBuffer.allocate(4).putInt(0).flip());
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(0).flip()));
 
         assertThatThrownBy(() -> d.poll(NO_WAKE)).isInstanceOf(FrameDecoder.InvalidFrameException.class);
     }
@@ -151,8 +154,8 @@ class FrameDecoderTest {
             FrameDecoder d = new FrameDecoder(8 << 20, memory);
             decoders.add(d);
             // The size and the first MiB of a 4 MiB frame; the rest never comes.
-            d.append(ByteBuffer.allocate(4).putInt(frameSize).flip());
-            d.append(ByteBuffer.allocate(1 << 20));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(frameSize).flip()));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(1 << 20)));
             assertThat(d.poll(woken::incrementAndGet)).isNull();
         }
 
@@ -185,19 +188,19 @@ class FrameDecoderTest {
         FrameDecoder b = new FrameDecoder(8 << 20, memory);
         AtomicInteger bWoken = new AtomicInteger();
         for (FrameDecoder d : List.of(a, b)) {
-            d.append(ByteBuffer.allocate(4).putInt(frameSize).flip());
-            d.append(ByteBuffer.allocate(5 << 20));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(frameSize).flip()));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(5 << 20)));
         }
         assertThat(a.poll(NO_WAKE)).isNull();
         assertThat(b.poll(bWoken::incrementAndGet)).isNull();
         assertThat(b.awaitingMemory()).isTrue();
 
-        a.append(ByteBuffer.allocate(1 << 20));
+        a.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(1 << 20)));
         FrameDecoder.Frame first = a.poll(NO_WAKE);
         assertThat(first).as("the frame holding its reservation completes").isNotNull();
         first.release();
         assertThat(bWoken.get()).isEqualTo(1);
-        b.append(ByteBuffer.allocate(1 << 20));
+        b.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(1 << 20)));
         FrameDecoder.Frame second = b.poll(NO_WAKE);
         assertThat(second).isNotNull();
         assertThat(second.buffer().remaining()).isEqualTo(frameSize);
@@ -210,11 +213,11 @@ class FrameDecoderTest {
         RequestMemory memory = new RequestMemory(1L << 20);
         for (int i = 0; i < 1000; i++) {
             FrameDecoder slowloris = new FrameDecoder(1 << 20, memory);
-            slowloris.append(ByteBuffer.allocate(4).putInt(1 << 20).flip());
-            slowloris.append(ByteBuffer.wrap(new byte[] {0, 18, 0, 3, 0, 0, 0, 1}));
+            slowloris.append(Unpooled.wrappedBuffer(ByteBuffer.allocate(4).putInt(1 << 20).flip()));
+            slowloris.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(new byte[] {0, 18, 0, 3, 0, 0, 0, 1})));
             // ...and then a byte now and then, each appended to the same small buffer.
             for (int b = 0; b < 100; b++) {
-                slowloris.append(ByteBuffer.wrap(new byte[] {1}));
+                slowloris.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(new byte[] {1})));
             }
             assertThat(slowloris.poll(NO_WAKE)).isNull();
             assertThat(slowloris.awaitingMemory()).isFalse();
@@ -224,7 +227,7 @@ class FrameDecoderTest {
 
         FrameDecoder normal = new FrameDecoder(1 << 20, memory);
         byte[] f = frame(100_000, 5);
-        normal.append(ByteBuffer.wrap(f));
+        normal.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f)));
         assertThat(bytes(normal.poll(NO_WAKE))).isEqualTo(body(f));
         assertThat(memory.reserved()).isEqualTo(100_000);
     }
@@ -236,10 +239,10 @@ class FrameDecoderTest {
         FrameDecoder b = new FrameDecoder(MAX, memory);
         byte[] fa = frame(80, 1);
         byte[] fb = frame(40, 2);
-        a.append(ByteBuffer.wrap(fa));
+        a.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(fa)));
         FrameDecoder.Frame first = a.poll(NO_WAKE);
         AtomicInteger woken = new AtomicInteger();
-        b.append(ByteBuffer.wrap(fb));
+        b.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(fb)));
 
         assertThat(b.poll(woken::incrementAndGet)).isNull();
         assertThat(b.awaitingMemory()).isTrue();
@@ -254,7 +257,7 @@ class FrameDecoderTest {
     void anUnboundedBudgetNeverWaits() throws Exception {
         RequestMemory memory = new RequestMemory(-1);
         FrameDecoder d = new FrameDecoder(MAX, memory);
-        d.append(ByteBuffer.wrap(frame(MAX, 0)));
+        d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(frame(MAX, 0))));
 
         assertThat(d.poll(NO_WAKE)).isNotNull();
         assertThat(memory.reserved()).isEqualTo(MAX);
@@ -265,23 +268,23 @@ class FrameDecoderTest {
         RequestMemory memory = new RequestMemory(10L << 20);
         FrameDecoder atGrace = new FrameDecoder(1 << 20, memory);
         byte[] f = frame(FrameDecoder.GRACE, 3);
-        atGrace.append(ByteBuffer.wrap(f, 0, f.length - 1));
+        atGrace.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, 0, f.length - 1)));
         assertThat(atGrace.poll(NO_WAKE)).isNull();
         assertThat(memory.reserved()).isZero();
-        atGrace.append(ByteBuffer.wrap(f, f.length - 1, 1));
+        atGrace.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(f, f.length - 1, 1)));
         FrameDecoder.Frame whole = atGrace.poll(NO_WAKE);
         assertThat(bytes(whole)).isEqualTo(body(f));
         whole.release();
 
         FrameDecoder above = new FrameDecoder(1 << 20, memory);
         byte[] g = frame(FrameDecoder.GRACE + 1, 4);
-        above.append(ByteBuffer.wrap(g, 0, 4 + FrameDecoder.GRACE - 1));
+        above.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(g, 0, 4 + FrameDecoder.GRACE - 1)));
         assertThat(above.poll(NO_WAKE)).isNull();
         assertThat(memory.reserved()).isZero();
-        above.append(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE - 1, 1));
+        above.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE - 1, 1)));
         assertThat(above.poll(NO_WAKE)).isNull();
         assertThat(memory.reserved()).as("its grace arrived: its whole size").isEqualTo(FrameDecoder.GRACE + 1);
-        above.append(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE, 1));
+        above.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(g, 4 + FrameDecoder.GRACE, 1)));
         assertThat(bytes(above.poll(NO_WAKE))).isEqualTo(body(g));
     }
 
@@ -300,12 +303,47 @@ class FrameDecoderTest {
             int n = Math.min(sizes[k++ % sizes.length], stream.remaining());
             byte[] chunk = new byte[n];
             stream.get(chunk);
-            d.append(ByteBuffer.wrap(chunk));
+            d.append(Unpooled.wrappedBuffer(ByteBuffer.wrap(chunk)));
             for (FrameDecoder.Frame f = d.poll(NO_WAKE); f != null; f = d.poll(NO_WAKE)) {
                 out.add(bytes(f));
             }
         }
         assertThat(out).containsExactly(body(a), body(b), body(c));
         assertThat(d.buffered()).isZero();
+    }
+
+    /**
+     * The decoder owns the pooled buffers the socket hands it: each is released as soon as its
+     * bytes are in frames (a small read at once, copied into the tail), and what is still held when
+     * the connection closes is released then. A leak here would pin pooled direct memory per read.
+     */
+    @Test
+    void receivedBuffersAreReleasedOnceConsumedAndWhenTheDecoderCloses() throws Exception {
+        FrameDecoder d = new FrameDecoder(1 << 20, new RequestMemory(10 << 20));
+        byte[] a = frame(2_000, 1);
+        byte[] b = frame(10_000, 2);
+        ByteBuf first = pooled(a, 0, a.length);
+        ByteBuf small = pooled(b, 0, 100);
+        ByteBuf rest = pooled(b, 100, 5_000);
+
+        d.append(first);
+        d.append(small);
+        d.append(rest);
+        FrameDecoder.Frame frame = d.poll(NO_WAKE);
+
+        assertThat(bytes(frame)).isEqualTo(body(a));
+        assertThat(first.refCnt()).as("consumed").isZero();
+        assertThat(small.refCnt()).as("copied into the tail").isZero();
+        assertThat(d.poll(NO_WAKE)).isNull();
+        assertThat(rest.refCnt()).as("its bytes are not all in a frame yet").isOne();
+        d.close(NO_WAKE);
+        assertThat(rest.refCnt()).as("released by close").isZero();
+        ByteBuf late = pooled(b, 5_100, 100);
+        d.append(late);
+        assertThat(late.refCnt()).as("released when the decoder is closed").isZero();
+    }
+
+    private static ByteBuf pooled(byte[] bytes, int from, int length) {
+        return PooledByteBufAllocator.DEFAULT.directBuffer(length).writeBytes(bytes, from, length);
     }
 }
