@@ -170,7 +170,8 @@ class KaasScriptIT {
      * An operator's Apache server.properties, as Apache 3.7's KRaft sample with their changes: the
      * controller takes num.partitions from it, the broker its topic defaults (the produce path
      * enforces message.max.bytes) and settings, DescribeConfigs reports them as
-     * STATIC_BROKER_CONFIG, and the KRaft keys are reported once and ignored. A bad value stops
+     * STATIC_BROKER_CONFIG, the controller validates topic configs over its log settings, and the
+     * KRaft keys are reported once and ignored. A bad value stops
      * the start with one line naming the key.
      */
     @Test
@@ -182,6 +183,7 @@ class KaasScriptIT {
                 "process.roles=broker,controller", "node.id=1", "controller.quorum.voters=1@localhost:9093",
                 "listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "controller.listener.names=CONTROLLER",
                 "log.dirs=/tmp/kraft-combined-logs", "num.partitions=3", "log.retention.hours=24", "message.max.bytes=2000",
+                "log.cleaner.min.compaction.lag.ms=60000",
                 "group.initial.rebalance.delay.ms=0", ""));
         Run up = start("up", "--data", data.toString(), "--port", Integer.toString(port), "--config", file.toString());
         try {
@@ -208,6 +210,12 @@ class KaasScriptIT {
                 assertThat(brokerConfig.get("group.initial.rebalance.delay.ms").source())
                         .isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.STATIC_BROKER_CONFIG);
                 assertThat(brokerConfig.get("log.dirs").value()).as("./kaas up's --data, not the file's").isEqualTo(data.toString());
+                // The controller validates topic configs over the file's log settings, as Apache's over its own.
+                var conflicting = admin.createTopics(List.of(new NewTopic("lagging", 1, (short) 1)
+                        .configs(Map.of("max.compaction.lag.ms", "1000")))).all();
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> conflicting.get(30, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidConfigurationException.class)
+                        .hasMessageContaining("conflict topic config setting min.compaction.lag.ms (60000) > max.compaction.lag.ms (1000)");
             }
             try (KafkaProducer<String, String> p = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
                 p.send(new ProducerRecord<>("from-file", "small")).get(30, TimeUnit.SECONDS);

@@ -11,7 +11,8 @@ public final class ControllerMain {
     }
 
     public static void main(String... args) {
-        if (!ServerProperties.preflight("kaas-controller", System.err, false)) {
+        // The log settings too: topic configs are validated over them (ControllerCore.Settings.topicDefaults).
+        if (!ServerProperties.preflight("kaas-controller", System.err)) {
             System.exit(2);
         }
         Quarkus.run(args);

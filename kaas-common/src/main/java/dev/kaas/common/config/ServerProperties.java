@@ -134,29 +134,20 @@ public final class ServerProperties {
      * What a process's main method runs before Quarkus starts: each key of the configured file
      * that kaas does not read is reported once on {@code err}; a file kaas cannot start with, or
      * a bad topic default from the file, a system property or the environment, is reported in one
-     * line. Nothing has been opened yet, so the caller may exit.
+     * line. Both processes read the topic defaults: the broker as its topics' defaults, the
+     * controller to validate topic configs over them. Nothing has been opened yet, so the caller
+     * may exit.
      *
      * @return false when the process must not start
      */
     public static boolean preflight(String process, java.io.PrintStream err) {
-        return preflight(process, err, true);
-    }
-
-    /** @param topicDefaults whether the process reads the topic defaults (the broker; the controller does not) */
-    public static boolean preflight(String process, java.io.PrintStream err, boolean topicDefaults) {
         Path file = configured();
-        if (file == null && !topicDefaults) {
-            return true;
-        }
         try {
             Map<String, String> settings = new java.util.HashMap<>();
             if (file != null) {
                 Translation t = load(file);
                 t.warnings(file).forEach(w -> err.println(process + ": WARN " + w));
                 settings.putAll(t.properties());
-            }
-            if (!topicDefaults) {
-                return true;
             }
             // Topic defaults may also come from system properties and the environment (LOG_RETENTION_HOURS), which win over the file.
             for (String name : TopicDefaults.brokerNames()) {
@@ -169,7 +160,7 @@ public final class ServerProperties {
                 }
             }
             try {
-                TopicDefaults.of(settings);
+                TopicDefaults.ofStatic(settings);
             } catch (ConfigException e) {
                 throw new Invalid(e.getMessage());
             }
@@ -228,6 +219,7 @@ public final class ServerProperties {
             }
         }
         try {
+            // Each value on its own: the rule across keys is checked on the merged settings (preflight).
             TopicDefaults.of(raw);
         } catch (ConfigException e) {
             throw new Invalid(e.getMessage());

@@ -66,11 +66,22 @@ public final class TopicConfigs {
         return DEF.names();
     }
 
-    /**
-     * Validates user overrides as Apache's CreateTopics does: unknown keys and bad values are
-     * INVALID_CONFIG. Returns a description of the first problem, or null.
-     */
+    /** As {@link #validate(Map, Map)} with no broker defaults: a key the topic does not set has Apache's default. */
     public static String validate(Map<String, String> overrides) {
+        return validate(overrides, Map.of());
+    }
+
+    /**
+     * Validates user overrides as Apache's CreateTopics and AlterConfigs do on the controller
+     * ({@code LogConfig.validate} over the controller's own log settings): unknown keys and bad
+     * values are INVALID_CONFIG, and the rule across keys ({@code min.compaction.lag.ms} at most
+     * {@code max.compaction.lag.ms}) reads a key the topic does not override from
+     * {@code brokerDefaults}, then Apache's default. Returns a description of the first problem, or
+     * null.
+     *
+     * @param brokerDefaults the broker-level values under their topic keys ({@link TopicDefaults#values()})
+     */
+    public static String validate(Map<String, String> overrides, Map<String, String> brokerDefaults) {
         for (String key : overrides.keySet()) {
             if (!DEF.names().contains(key)) {
                 return "Unknown topic config name: " + key;
@@ -81,19 +92,31 @@ public final class TopicConfigs {
         }
         Map<String, Object> values;
         try {
-            values = DEF.parse(overrides);
+            DEF.parse(overrides);
+            Map<String, String> combined = new java.util.HashMap<>(brokerDefaults);
+            combined.putAll(overrides);
+            values = DEF.parse(combined);
         } catch (ConfigException e) {
             return e.getMessage();
         }
         // Apache's LogConfig.validateValues and validateRemoteStorageOnlyIfSystemEnabled (kaas has no remote tier).
+        String conflict = lagConflict(values);
+        if (conflict != null) {
+            return conflict;
+        }
+        if (Boolean.TRUE.equals(values.get(TopicConfig.REMOTE_LOG_STORAGE_ENABLE_CONFIG))) {
+            return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
+        }
+        return null;
+    }
+
+    /** Apache's {@code LogConfig.validateValues}, on parsed values: null when they agree. */
+    static String lagConflict(Map<String, Object> values) {
         long minLag = (Long) values.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG);
         long maxLag = (Long) values.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG);
         if (minLag > maxLag) {
             return "conflict topic config setting " + TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG + " (" + minLag + ") > "
                     + TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG + " (" + maxLag + ")";
-        }
-        if (Boolean.TRUE.equals(values.get(TopicConfig.REMOTE_LOG_STORAGE_ENABLE_CONFIG))) {
-            return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
         }
         return null;
     }

@@ -57,7 +57,7 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
 
     /**
      * Reads the broker names through {@code setting} (the process's configuration: the
-     * server.properties file, system properties, the environment).
+     * server.properties file, system properties, the environment), as {@link #ofStatic}.
      *
      * @throws ConfigException naming the broker key, for a value of the wrong type or range
      */
@@ -68,13 +68,30 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
                 setting.apply(s.name()).map(String::trim).ifPresent(v -> raw.put(s.name(), v));
             }
         }
-        return of(raw);
+        return ofStatic(raw);
     }
 
-    /** As {@link #from}, for the broker names in {@code raw} (others are not looked at). */
+    /** As {@link #from}, for the broker names in {@code raw} (others are not looked at); each value checked on its own. */
     public static TopicDefaults of(Map<String, String> raw) {
         Map<String, String> settings = onlyBrokerNames(raw);
         return new TopicDefaults(resolve(settings), settings, Map.of(), Map.of());
+    }
+
+    /**
+     * A process's static settings: as {@link #of}, and held to Apache's rule across keys, which
+     * its LogManager checks at start-up ({@code LogConfig.validateBrokerLogConfigValues}:
+     * {@code log.cleaner.min.compaction.lag.ms} at most {@code log.cleaner.max.compaction.lag.ms}).
+     * Dynamic values are not (Apache's DynamicLogConfig does not check it either).
+     *
+     * @throws ConfigException with Apache's text
+     */
+    public static TopicDefaults ofStatic(Map<String, String> raw) {
+        TopicDefaults defaults = of(raw);
+        String conflict = TopicConfigs.lagConflict(TopicConfigs.DEF.parse(defaults.values()));
+        if (conflict != null) {
+            throw new ConfigException(conflict);
+        }
+        return defaults;
     }
 
     /**
@@ -148,8 +165,8 @@ public record TopicDefaults(Map<String, String> values, Map<String, String> sett
                         : name + "=" + settings.get(name) + ": " + invalid);
             }
         }
-        // Apache's KafkaConfig: a retention of 0 in any unit would delete every closed segment at once. (Apache has no
-        // broker-level rule across keys, such as min.compaction.lag.ms <= max.compaction.lag.ms: topics alone are held to it.)
+        // Apache's KafkaConfig: a retention of 0 in any unit would delete every closed segment at once. (The rule across
+        // keys, min.compaction.lag.ms <= max.compaction.lag.ms, binds static settings only: ofStatic.)
         if ("0".equals(values.get(TopicConfig.RETENTION_MS_CONFIG))) {
             throw new ConfigException("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
         }

@@ -207,12 +207,22 @@ class ServerPropertiesTest {
             assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot start: Invalid value soon for configuration log.roll.hours");
             System.clearProperty("log.roll.hours");
 
+            // Apache's LogManager refuses to start on this pair; each value is fine alone.
+            System.setProperty(ServerProperties.FILE_KEY, write("log.cleaner.min.compaction.lag.ms=60000\n").toString());
+            System.setProperty("log.cleaner.max.compaction.lag.ms", "1000");
+            err.reset();
+            assertThat(ServerProperties.preflight("kaas-controller", new PrintStream(err, true, StandardCharsets.UTF_8))).isFalse();
+            assertThat(err.toString(StandardCharsets.UTF_8).lines()).singleElement().asString().isEqualTo(
+                    "kaas-controller: cannot start: conflict topic config setting min.compaction.lag.ms (60000) > max.compaction.lag.ms (1000)");
+            System.clearProperty("log.cleaner.max.compaction.lag.ms");
+
             System.setProperty(ServerProperties.FILE_KEY, tmp.resolve("missing").toString());
             err.reset();
             assertThat(ServerProperties.preflight("kaas-broker", new PrintStream(err, true, StandardCharsets.UTF_8))).isFalse();
             assertThat(err.toString(StandardCharsets.UTF_8)).contains("cannot be read");
         } finally {
             System.clearProperty("log.roll.hours");
+            System.clearProperty("log.cleaner.max.compaction.lag.ms");
             if (before == null) {
                 System.clearProperty(ServerProperties.FILE_KEY);
             } else {

@@ -50,8 +50,14 @@ class TopicDefaultsTest {
                 .hasMessage("Invalid value 2 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1");
         assertThatThrownBy(() -> TopicDefaults.of(Map.of("log.retention.hours", "0"))).isInstanceOf(ConfigException.class)
                 .hasMessage("log.retention.ms must be unlimited (-1) or, equal or greater than 1");
-        assertThat(TopicDefaults.of(Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5")).values())
-                .as("Apache holds topics, not brokers, to min <= max lag").containsEntry("min.compaction.lag.ms", "10");
+        Map<String, String> lags = Map.of("log.cleaner.min.compaction.lag.ms", "10", "log.cleaner.max.compaction.lag.ms", "5");
+        assertThat(TopicDefaults.of(lags).values())
+                .as("a dynamic layer is not held to min <= max lag, as Apache's DynamicLogConfig").containsEntry("min.compaction.lag.ms", "10");
+        assertThatThrownBy(() -> TopicDefaults.ofStatic(lags)).as("static settings are, as Apache's LogManager at start-up")
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)");
+        assertThatThrownBy(() -> TopicDefaults.from(name -> java.util.Optional.ofNullable(lags.get(name))))
+                .isInstanceOf(ConfigException.class);
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.kaas.common.cluster.UserDeclaration;
 import dev.kaas.common.cluster.UserVerdict;
 import dev.kaas.common.config.DynamicBrokerConfigs;
 import dev.kaas.common.config.TopicConfigs;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
@@ -109,11 +110,19 @@ public final class ControllerCore {
      *                               seconds of {@code controller_mutation_rate} a client may spend at once
      * @param quotaWindowSizeSeconds Apache's {@code controller.quota.window.size.seconds}
      */
+    /**
+     * @param topicDefaults the controller's own static log settings (server.properties' {@code log.*}
+     *                      names, as the broker reads them): topic configs are validated over them
+     *                      and the cluster-wide dynamic ones, as Apache's controller validates over its
+     *                      {@code KafkaConfig.extractLogConfigMap}
+     */
     public record Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
-                           int numPartitions, int maxPartitions, int maxMovesInFlight, int quotaWindowNum, int quotaWindowSizeSeconds) {
+                           int numPartitions, int maxPartitions, int maxMovesInFlight, int quotaWindowNum, int quotaWindowSizeSeconds,
+                           TopicDefaults topicDefaults) {
         public Settings(String holder, long leaseDurationMs, long brokerSessionTimeoutMs, long startupGraceMs,
                         int numPartitions, int maxPartitions, int maxMovesInFlight) {
-            this(holder, leaseDurationMs, brokerSessionTimeoutMs, startupGraceMs, numPartitions, maxPartitions, maxMovesInFlight, 11, 1);
+            this(holder, leaseDurationMs, brokerSessionTimeoutMs, startupGraceMs, numPartitions, maxPartitions, maxMovesInFlight, 11, 1,
+                    TopicDefaults.NONE);
         }
 
         /** Stop writing this long after a renewal began: two thirds of the lease, as Kubernetes' renew deadline. */
@@ -178,6 +187,12 @@ public final class ControllerCore {
         this.settings = settings;
         this.mutationQuotas = new MutationQuotas(() -> current.clientQuotas(), clock, settings.quotaWindowNum(),
                 settings.quotaWindowSizeSeconds());
+    }
+
+    /** The log settings topic configs are validated over: the cluster-wide dynamic ones over the static ones, under topic keys. */
+    private Map<String, String> topicDefaults() {
+        Map<String, String> clusterDefault = current == null ? Map.of() : current.brokerConfig(Assignment.CLUSTER_DEFAULT);
+        return settings.topicDefaults().withDynamic(clusterDefault, Map.of()).values();
     }
 
     /** Stops what runs beside the loop (the mutation quotas' sensor expiry). */
@@ -472,7 +487,7 @@ public final class ControllerCore {
             t.getConfigsList().forEach(c -> configs.put(c.getName(), c.getValue()));
             int partitions = t.getNumPartitions() == -1 ? settings.numPartitions() : t.getNumPartitions();
             TopicRules.Problem problem = TopicRules.checkNew(t.getName(), partitions, configs, seen.get(t.getName()) > 1,
-                    next, clusterPartitions, settings.maxPartitions());
+                    next, clusterPartitions, settings.maxPartitions(), topicDefaults());
             Errors error = problem == null ? Errors.NONE : problem.error();
             String message = problem == null ? null : problem.message();
             if (error == Errors.NONE && !quota.record(partitions)) {
@@ -598,7 +613,7 @@ public final class ControllerCore {
                 problem = new TopicRules.Problem(Errors.INVALID_CONFIG, "InvalidConfig", e.getMessage());
             }
             if (problem == null) {
-                String invalid = TopicConfigs.validate(configs);
+                String invalid = TopicConfigs.validate(configs, topicDefaults());
                 if (invalid != null) {
                     problem = new TopicRules.Problem(Errors.INVALID_CONFIG, "InvalidConfig", invalid);
                 } else if (at < 0) {
@@ -918,7 +933,7 @@ public final class ControllerCore {
         requireWritable();
         var declared = metadata.topics().declarations();
         TopicReconciler.Result result = TopicReconciler.reconcile(catalog, declared, settings.maxPartitions(),
-                settings.numPartitions(), () -> Uuid.randomUuid().toString());
+                settings.numPartitions(), () -> Uuid.randomUuid().toString(), topicDefaults());
         for (var verdict : result.verdicts()) {
             if (clock.getAsLong() > deadline) {
                 // Thousands of new resources are thousands of status writes on this loop, which

@@ -2,6 +2,7 @@ package dev.kaas.controller.cluster;
 
 import dev.kaas.common.cluster.ClusterMetadata;
 import dev.kaas.common.cluster.StandaloneMetadata;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.controller.config.ControllerConfig;
 import dev.kaas.controller.kube.KubernetesBinding;
 import io.quarkus.runtime.ShutdownEvent;
@@ -17,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /**
@@ -61,7 +63,9 @@ public class ControllerRuntime {
                 config.controller().maxPartitions(),
                 config.controller().maxMovesInFlight(),
                 config.controller().quotaWindowNum(),
-                config.controller().quotaWindowSizeSeconds()));
+                config.controller().quotaWindowSizeSeconds(),
+                // Apache's names, from server.properties, system properties or the environment (checked by ControllerMain).
+                TopicDefaults.from(name -> ConfigProvider.getConfig().getOptionalValue(name, String.class))));
         loop = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kaas-controller-loop");
             t.setDaemon(true);

@@ -39,9 +39,12 @@ final class TopicReconciler {
     private TopicReconciler() {
     }
 
-    /** @param defaultPartitions what a declaration without partitions gets (the controller's num-partitions) */
+    /**
+     * @param defaultPartitions what a declaration without partitions gets (the controller's num-partitions)
+     * @param brokerDefaults    the controller's log settings under topic keys, which declared configs are checked over
+     */
     static Result reconcile(List<TopicSpec> catalog, List<TopicDeclaration> declarations, int maxPartitions,
-                            int defaultPartitions, Supplier<String> newTopicId) {
+                            int defaultPartitions, Supplier<String> newTopicId, Map<String, String> brokerDefaults) {
         Map<String, TopicSpec> acceptedById = new HashMap<>();
         catalog.forEach(t -> acceptedById.put(t.topicId(), t));
         // No partitions declared: what was accepted stays (a changed default must not grow or
@@ -69,7 +72,7 @@ final class TopicReconciler {
         for (int i = 0; i < next.size(); i++) {
             TopicSpec accepted = next.get(i);
             TopicDeclaration d = declarationById.get(accepted.topicId());
-            TopicRules.Problem problem = checkChange(accepted, d, clusterPartitions, maxPartitions);
+            TopicRules.Problem problem = checkChange(accepted, d, clusterPartitions, maxPartitions, brokerDefaults);
             if (problem != null) {
                 verdicts.add(new TopicVerdict(d, accepted, problem.reason(), problem.message()));
                 continue;
@@ -81,7 +84,7 @@ final class TopicReconciler {
         }
         for (TopicDeclaration d : fresh) {
             TopicRules.Problem problem = TopicRules.checkNew(d.name(), d.partitions(), d.configs(), false, next,
-                    clusterPartitions, maxPartitions);
+                    clusterPartitions, maxPartitions, brokerDefaults);
             if (problem != null) {
                 // The verdict keeps the id the declaration carries (the binding records it again), so
                 // it is not lost while the declaration is refused.
@@ -100,7 +103,8 @@ final class TopicReconciler {
         return new Result(List.copyOf(next), List.copyOf(verdicts));
     }
 
-    private static TopicRules.Problem checkChange(TopicSpec accepted, TopicDeclaration d, long clusterPartitions, int maxPartitions) {
+    private static TopicRules.Problem checkChange(TopicSpec accepted, TopicDeclaration d, long clusterPartitions, int maxPartitions,
+                                                  Map<String, String> brokerDefaults) {
         if (!accepted.name().equals(d.name())) {
             return new TopicRules.Problem(null, "TopicNameChanged", "The topic name cannot change: this resource is topic '"
                     + accepted.name() + "' (id " + accepted.topicId() + "); declare '" + d.name() + "' in a new resource.");
@@ -110,7 +114,7 @@ final class TopicReconciler {
                     + accepted.name() + "' has " + accepted.partitions() + ", the resource asks for " + d.partitions() + ".");
         }
         if (!d.configs().equals(accepted.configs())) {
-            String invalid = TopicConfigs.validate(d.configs());
+            String invalid = TopicConfigs.validate(d.configs(), brokerDefaults);
             if (invalid != null) {
                 return new TopicRules.Problem(null, "InvalidConfig", invalid);
             }

@@ -30,7 +30,7 @@ final class TopicRules {
      * @return null when {@code name} may be created as asked
      */
     static Problem checkNew(String name, int partitions, Map<String, String> configs, boolean duplicateInRequest,
-                            Collection<TopicSpec> existing, long clusterPartitions, int maxPartitions) {
+                            Collection<TopicSpec> existing, long clusterPartitions, int maxPartitions, Map<String, String> brokerDefaults) {
         try {
             Topic.validate(name);
         } catch (InvalidTopicException e) {
@@ -51,7 +51,7 @@ final class TopicRules {
             return new Problem(Errors.INVALID_PARTITIONS, "InvalidPartitions",
                     "Number of partitions was set to an invalid non-positive value.");
         }
-        String invalidConfig = TopicConfigs.validate(configs);
+        String invalidConfig = TopicConfigs.validate(configs, brokerDefaults);
         if (invalidConfig != null) {
             return new Problem(Errors.INVALID_CONFIG, "InvalidConfig", invalidConfig);
         }

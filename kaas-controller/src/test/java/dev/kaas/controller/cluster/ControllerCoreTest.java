@@ -11,6 +11,7 @@ import dev.kaas.common.cluster.LeaseRecord;
 import dev.kaas.common.cluster.ProducerIdStore;
 import dev.kaas.common.cluster.StandaloneMetadata;
 import dev.kaas.common.cluster.TopicCatalog;
+import dev.kaas.common.config.TopicDefaults;
 import dev.kaas.common.fs.Json;
 import dev.kaas.common.model.Assignment;
 import dev.kaas.common.model.BrokerInfo;
@@ -381,6 +382,41 @@ class ControllerCoreTest {
 
         assertThat(s.last().version()).as("nothing refused or only validated is pushed").isEqualTo(version);
         assertThat(s.last().topicByName("t").orElseThrow().topic().configs()).isEmpty();
+    }
+
+    /**
+     * Apache's controller validates topic configs over its own log settings (server.properties,
+     * then the cluster-wide dynamic ones): a topic that only sets max.compaction.lag.ms conflicts
+     * with a configured log.cleaner.min.compaction.lag.ms above it.
+     */
+    @Test
+    void topicConfigsAreValidatedOverTheControllersLogSettings() throws Exception {
+        ControllerCore configured = new ControllerCore(metadata, clock::get, new ControllerCore.Settings("a", LEASE_MS, 9000, 3000, 1,
+                100_000, 32, 11, 1, TopicDefaults.ofStatic(Map.of("log.cleaner.min.compaction.lag.ms", "60000"))));
+        lead(configured);
+        FakeSession s = new FakeSession();
+        configured.brokerRegistered(broker(1), "inc-1", configured.clusterId(), s);
+
+        var refused = configured.createTopics(CreateTopicsCall.newBuilder().addTopics(TopicToCreate.newBuilder().setName("short")
+                .setNumPartitions(1).addConfigs(dev.kaas.proto.TopicConfig.newBuilder().setName("max.compaction.lag.ms").setValue("1000")))
+                .build());
+        var created = configured.createTopics(create("t", 1));
+        var altered = configured.alterTopicConfigs(alter("t", false, op("max.compaction.lag.ms", 0, "1000")));
+
+        assertThat(Errors.forCode((short) refused.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(refused.getResults(0).getErrorMessage())
+                .isEqualTo("conflict topic config setting min.compaction.lag.ms (60000) > max.compaction.lag.ms (1000)");
+        assertThat(created.getResults(0).getErrorCode()).isZero();
+        assertThat(Errors.forCode((short) altered.getResults(0).getErrorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(altered.getResults(0).getErrorMessage())
+                .isEqualTo("conflict topic config setting min.compaction.lag.ms (60000) > max.compaction.lag.ms (1000)");
+
+        // The cluster-wide dynamic setting lies over the static one.
+        assertThat(configured.alterBrokerConfigs(brokerConfigs("", false, 0, "log.cleaner.min.compaction.lag.ms", "500"))
+                .getErrorCode()).isZero();
+        var afterDynamic = configured.alterTopicConfigs(alter("t", false, op("max.compaction.lag.ms", 0, "1000")));
+        assertThat(afterDynamic.getResults(0).getErrorCode()).isZero();
+        assertThat(s.last().topicByName("t").orElseThrow().topic().configs()).containsEntry("max.compaction.lag.ms", "1000");
     }
 
     @Test

@@ -20,7 +20,7 @@ class TopicReconcilerTest {
     }
 
     private TopicReconciler.Result reconcile(List<TopicSpec> catalog, TopicDeclaration... declarations) {
-        return TopicReconciler.reconcile(catalog, List.of(declarations), 100, 2, ids);
+        return TopicReconciler.reconcile(catalog, List.of(declarations), 100, 2, ids, Map.of());
     }
 
     private static TopicVerdict verdict(TopicReconciler.Result r, String ref) {
