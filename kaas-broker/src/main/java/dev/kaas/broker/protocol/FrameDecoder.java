@@ -22,8 +22,11 @@ import java.util.ArrayDeque;
  *
  * <p>The decoder owns what it is given: a received buffer (pooled, straight from the socket or the
  * TLS handler) is released once its last byte is in a frame, or when the decoder closes. So each
- * byte is copied once, into its frame's body; small reads are copied into a heap tail at once and
- * their buffer released, so a client dribbling bytes pins no pooled memory.
+ * byte is copied once, into its frame's body. Small reads are copied into a heap tail at once and
+ * their buffer released, so a client dribbling bytes pins no pooled memory; so is a read that
+ * fills less than half its buffer (the socket's read buffer is sized by its recent reads, up to
+ * 64 KiB), so what a connection holds is at most twice the bytes it has sent, never a read
+ * buffer per few hundred bytes.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
@@ -133,6 +136,12 @@ final class FrameDecoder {
             tail = Unpooled.buffer(TAIL_CAPACITY, TAIL_CAPACITY);
             copyAndRelease(bytes, tail);
             input.add(tail);
+            return;
+        }
+        if (bytes.capacity() > 2L * n) {
+            ByteBuf exact = Unpooled.buffer(n, n);
+            copyAndRelease(bytes, exact);
+            input.add(exact);
             return;
         }
         input.add(bytes);

@@ -343,6 +343,28 @@ class FrameDecoderTest {
         assertThat(late.refCnt()).as("released when the decoder is closed").isZero();
     }
 
+    /**
+     * A read that fills little of its buffer is copied out and the buffer released: a client
+     * sending a few hundred bytes at a time into 64 KiB read buffers must not pin 64 KiB each.
+     */
+    @Test
+    void aReadFillingLessThanHalfItsBufferIsCopiedOutAndTheBufferReleased() throws Exception {
+        FrameDecoder d = new FrameDecoder(1 << 20, new RequestMemory(10 << 20));
+        byte[] f = frame(200_000, 5);
+        ByteBuf sparse = PooledByteBufAllocator.DEFAULT.directBuffer(64 * 1024).writeBytes(f, 0, 5_000);
+        ByteBuf full = pooled(f, 5_000, 60_000);
+
+        d.append(sparse);
+        d.append(full);
+
+        assertThat(sparse.refCnt()).as("copied out").isZero();
+        assertThat(full.refCnt()).as("kept as it is").isOne();
+        assertThat(d.buffered()).isEqualTo(65_000);
+        d.append(Unpooled.wrappedBuffer(f, 65_000, f.length - 65_000));
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(f));
+        assertThat(full.refCnt()).isZero();
+    }
+
     private static ByteBuf pooled(byte[] bytes, int from, int length) {
         return PooledByteBufAllocator.DEFAULT.directBuffer(length).writeBytes(bytes, from, length);
     }
