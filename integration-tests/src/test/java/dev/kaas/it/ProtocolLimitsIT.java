@@ -456,19 +456,26 @@ class ProtocolLimitsIT {
     /**
      * Requests in flight per connection bound what the broker reads from it: once as many fetches
      * as it may hold wait for data that never comes, it stops reading that socket, so whatever the
-     * client goes on sending stays in the kernel's buffers instead of the broker's memory. Without
-     * the pause the client could write on without limit (the broker would buffer it all).
+     * client goes on sending stays in the kernel's buffers instead of the broker's memory; when
+     * the fetches complete it reads again. Without the pause the client could write on without
+     * limit (the broker would buffer it all); without the resume the connection would hang.
      */
     @Test
     void aConnectionWithAllItsRequestsInFlightIsNotReadFromUntilOneCompletes() throws Exception {
+        FetchRequestData parked = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(8_000).setMinBytes(1 << 20)
+                .setMaxBytes(1 << 20).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("quiet")
+                        .setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0)
+                                .setPartitionMaxBytes(1 << 20)))));
+        try (RawClient probe = new RawClient(cluster.kafkaPort())) {
+            // The broker serves the partition (a fetch that does not wait answers without error) before any is parked.
+            FetchRequestData now = parked.duplicate().setMaxWaitMs(0);
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> ((FetchResponse) probe.send(ApiKeys.FETCH, (short) 12, now))
+                    .data().responses().get(0).partitions().get(0).errorCode() == Errors.NONE.code());
+        }
         try (Socket s = connectFrom("127.0.0.53")) {
             s.setSendBufferSize(64 * 1024);
             java.io.OutputStream out = s.getOutputStream();
-            // Sixteen (the default in-flight limit) long fetches of an empty partition: all parked.
-            FetchRequestData parked = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(30_000).setMinBytes(1 << 20)
-                    .setMaxBytes(1 << 20).setTopics(List.of(new FetchRequestData.FetchTopic().setTopic("quiet")
-                            .setPartitions(List.of(new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0)
-                                    .setPartitionMaxBytes(1 << 20)))));
+            // Sixteen (the default in-flight limit) fetches of an empty partition: all parked for 8 s.
             for (int i = 0; i < 16; i++) {
                 out.write(RawClient.frame(ApiKeys.FETCH, (short) 12, 100 + i, parked).array());
             }
@@ -476,33 +483,32 @@ class ProtocolLimitsIT {
             s.setSoTimeout(1_000);
             assertThatThrownBy(() -> s.getInputStream().read()).as("the fetches are parked, unanswered")
                     .isInstanceOf(SocketTimeoutException.class);
-            long[] written = {0};
-            IOException[] failed = {null};
+            java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicReference<IOException> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            // Zeros: once the broker reads them again, a frame of size 0 closes the connection.
             Thread writer = new Thread(() -> {
                 byte[] chunk = new byte[1 << 20];
                 try {
-                    while (written[0] < 512L << 20) {
+                    while (written.get() < 512L << 20) {
                         out.write(chunk);
-                        synchronized (written) {
-                            written[0] += chunk.length;
-                        }
+                        written.addAndGet(chunk.length);
                     }
                 } catch (IOException e) {
-                    failed[0] = e;
+                    failed.set(e);
                 }
             }, "never-read-writer");
             writer.setDaemon(true);
             writer.start();
-            // Bounded wait: the writer blocks within a second once the broker stops reading; without the pause
-            // it would have written hundreds of MiB over loopback by then.
-            Thread.sleep(3_000);
-            long sent;
-            synchronized (written) {
-                sent = written[0];
-            }
-            assertThat(failed[0]).as("the connection stays open").isNull();
+            // Bounded: the writer blocks within a second once the broker stops reading; without the pause
+            // it would have written hundreds of MiB over loopback by then. The fetches are still parked.
+            Thread.sleep(2_000);
+            assertThat(failed.get()).as("the connection stays open while its requests are in flight").isNull();
             assertThat(writer.isAlive()).as("the writer is blocked, not finished").isTrue();
-            assertThat(sent).as("bytes the broker let the client write past its parked requests").isLessThan(64L << 20);
+            assertThat(written.get()).as("bytes the broker let the client write past its parked requests").isLessThan(64L << 20);
+
+            writer.join(30_000);
+            assertThat(writer.isAlive()).as("once the fetches completed the broker read again, and closed on the zeros").isFalse();
+            assertThat(failed.get()).isNotNull();
         }
         try (Socket after = connectFrom("127.0.0.53")) {
             assertThat(apiVersions(after).data().errorCode()).as("the broker still serves").isZero();

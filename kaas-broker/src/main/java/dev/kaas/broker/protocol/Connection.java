@@ -231,6 +231,8 @@ final class Connection implements RequestPipeline.Transport {
                     }
                 }
             }
+            // What waits until the pipeline takes frames again holds no mostly-read socket buffer.
+            decoder.trim();
         } catch (FrameDecoder.InvalidFrameException e) {
             LOG.debugf("closing connection: %s client=%s", e.getMessage(), clientHost);
             close();

@@ -22,10 +22,12 @@ import java.util.ArrayDeque;
  *
  * <p>The decoder owns what it is given: a received buffer (pooled, straight from the socket or the
  * TLS handler) is released once its last byte is in a frame, or when the decoder closes. So each
- * byte is copied once, into its frame's body. Small reads are copied into a heap tail at once and
- * their buffer released, so a client dribbling bytes pins no pooled memory; so is a read that
- * fills less than half its buffer (the socket's read buffer is sized by its recent reads, up to
- * 64 KiB), so what a connection holds is at most twice the bytes it has sent, never a read
+ * byte is copied once, into its frame's body. Small reads are copied into a heap tail (grown as
+ * they arrive) at once and their buffer released, so a client dribbling bytes pins no pooled
+ * memory; so is a read that fills less than half its buffer (the socket's read buffer is sized by
+ * its recent reads, up to 64 KiB), and so is the rest of a read once frames have taken more than
+ * half of it and the decoder stops to wait. So the bytes a connection holds take at most about
+ * three times their size (a tail of at least 256 bytes beside each such read), never a read
  * buffer per few hundred bytes.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
@@ -44,6 +46,7 @@ final class FrameDecoder {
     static final int GRACE = 64 * 1024;
     /** Below this a received buffer is copied into a spare-room tail, so a client dribbling bytes holds few objects. */
     private static final int SMALL = 512;
+    private static final int TAIL_MIN = 256;
     private static final int TAIL_CAPACITY = 4096;
     private int announced = -1;
     private long inputBytes;
@@ -126,25 +129,44 @@ final class FrameDecoder {
             return;
         }
         inputBytes += n;
-        if (tail != null && tail == input.peekLast() && tail.writableBytes() >= n) {
+        if (tail != null && tail == input.peekLast() && tail.maxWritableBytes() >= n) {
             // Whatever its size, a read that fits the tail's spare room goes there, so the tail stays
             // last and small reads between larger ones do not each start a new one.
             copyAndRelease(bytes, tail);
             return;
         }
         if (n < SMALL) {
-            tail = Unpooled.buffer(TAIL_CAPACITY, TAIL_CAPACITY);
+            tail = Unpooled.buffer(Math.max(n, TAIL_MIN), TAIL_CAPACITY);
             copyAndRelease(bytes, tail);
             input.add(tail);
             return;
         }
-        if (bytes.capacity() > 2L * n) {
-            ByteBuf exact = Unpooled.buffer(n, n);
-            copyAndRelease(bytes, exact);
-            input.add(exact);
-            return;
+        input.add(sparse(bytes) ? exactCopy(bytes) : bytes);
+    }
+
+    /** Less than half of the buffer holds bytes still to be read. */
+    private static boolean sparse(ByteBuf held) {
+        return held.capacity() > 2L * held.readableBytes();
+    }
+
+    private static ByteBuf exactCopy(ByteBuf held) {
+        int n = held.readableBytes();
+        ByteBuf exact = Unpooled.buffer(n, n);
+        copyAndRelease(held, exact);
+        return exact;
+    }
+
+    /**
+     * Before waiting (here, and by the connection when it stops polling while its requests are in
+     * flight): frames take input from its head only, so only the head can have become sparse; its
+     * rest is copied out and the read buffer released (see the class comment).
+     */
+    void trim() {
+        ByteBuf head = input.peek();
+        if (head != null && head != tail && sparse(head)) {
+            input.poll();
+            input.addFirst(exactCopy(head));
         }
-        input.add(bytes);
     }
 
     private static void copyAndRelease(ByteBuf from, ByteBuf to) {
@@ -175,6 +197,7 @@ final class FrameDecoder {
         }
         if (announced < 0) {
             if (!fill(sizeField)) {
+                trim();
                 return null;
             }
             sizeField.flip();
@@ -187,11 +210,13 @@ final class FrameDecoder {
         }
         if (body == null) {
             if (buffered() < Math.min(announced, GRACE)) {
+                trim();
                 return null;
             }
             wake = onMemory;
             if (!memory.tryReserve(announced, waiter)) {
                 awaitingMemory = true;
+                trim();
                 return null;
             }
             awaitingMemory = false;

@@ -365,6 +365,35 @@ class FrameDecoderTest {
         assertThat(full.refCnt()).isZero();
     }
 
+    /**
+     * A read whose frames took most of it, with a few bytes of the next frame left: when the
+     * decoder stops to wait (or the connection stops polling), those bytes are copied out and the
+     * read buffer released, so a client that stalls there pins no 64 KiB buffer.
+     */
+    @Test
+    void theRestOfAMostlyConsumedReadIsCopiedOutBeforeWaiting() throws Exception {
+        FrameDecoder d = new FrameDecoder(1 << 20, new RequestMemory(10 << 20));
+        byte[] a = frame(40_000, 1);
+        byte[] b = frame(30_000, 2);
+        ByteBuf read = PooledByteBufAllocator.DEFAULT.directBuffer(a.length + 10).writeBytes(a).writeBytes(b, 0, 10);
+        d.append(read);
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(a));
+        assertThat(read.refCnt()).as("its rest is still to be read").isOne();
+
+        d.trim();
+
+        assertThat(read.refCnt()).as("the rest copied out").isZero();
+        assertThat(d.poll(NO_WAKE)).isNull();
+        d.append(Unpooled.wrappedBuffer(b, 10, b.length - 10));
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(b));
+
+        ByteBuf again = PooledByteBufAllocator.DEFAULT.directBuffer(a.length + 10).writeBytes(a).writeBytes(b, 0, 10);
+        d.append(again);
+        assertThat(bytes(d.poll(NO_WAKE))).isEqualTo(body(a));
+        assertThat(d.poll(NO_WAKE)).isNull();
+        assertThat(again.refCnt()).as("a poll that waits trims by itself").isZero();
+    }
+
     private static ByteBuf pooled(byte[] bytes, int from, int length) {
         return PooledByteBufAllocator.DEFAULT.directBuffer(length).writeBytes(bytes, from, length);
     }

@@ -155,7 +155,8 @@ public final class ServerProperties {
                 if (v == null) {
                     v = System.getenv(name.replace('.', '_').toUpperCase(java.util.Locale.ROOT));
                 }
-                if (v != null) {
+                // Blank is unset, as Quarkus's configuration reads an empty value.
+                if (v != null && !v.isBlank()) {
                     settings.put(name, v);
                 }
             }

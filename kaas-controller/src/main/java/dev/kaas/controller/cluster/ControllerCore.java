@@ -192,8 +192,16 @@ public final class ControllerCore {
     /** The log settings topic configs are validated over: the cluster-wide dynamic ones over the static ones, under topic keys. */
     private Map<String, String> topicDefaults() {
         Map<String, String> clusterDefault = current == null ? Map.of() : current.brokerConfig(Assignment.CLUSTER_DEFAULT);
-        return settings.topicDefaults().withDynamic(clusterDefault, Map.of()).values();
+        // Once per change of the dynamic layer, not per topic: merging re-checks each value (and warns of a bad one).
+        if (!clusterDefault.equals(topicDefaultsFor)) {
+            topicDefaultsFor = clusterDefault;
+            topicDefaultValues = settings.topicDefaults().withDynamic(clusterDefault, Map.of()).values();
+        }
+        return topicDefaultValues;
     }
+
+    private Map<String, String> topicDefaultsFor;
+    private Map<String, String> topicDefaultValues;
 
     /** Stops what runs beside the loop (the mutation quotas' sensor expiry). */
     public void close() {

@@ -55,6 +55,27 @@ class TopicReconcilerTest {
         assertThat(minted).hasValue(0);
     }
 
+    /** A KafkaTopic's configs are checked over the controller's log settings, new and changed alike. */
+    @Test
+    void declaredConfigsAreValidatedOverTheControllersLogSettings() {
+        Map<String, String> defaults = Map.of("min.compaction.lag.ms", "60000");
+        TopicSpec accepted = new TopicSpec("orders", "T1", 1, Map.of());
+
+        var r = TopicReconciler.reconcile(List.of(accepted), List.of(
+                declared("u1", "orders", 1, Map.of("max.compaction.lag.ms", "1000"), "T1"),
+                declared("u2", "fresh", 1, Map.of("max.compaction.lag.ms", "1000"), null),
+                declared("u3", "fine", 1, Map.of("max.compaction.lag.ms", "120000"), null)), 100, 2, ids, defaults);
+
+        assertThat(verdict(r, "u1").reason()).isEqualTo("InvalidConfig");
+        assertThat(verdict(r, "u1").message())
+                .isEqualTo("conflict topic config setting min.compaction.lag.ms (60000) > max.compaction.lag.ms (1000)");
+        assertThat(verdict(r, "u2").reason()).isEqualTo("InvalidConfig");
+        assertThat(verdict(r, "u3").ready()).isTrue();
+        assertThat(r.catalog()).extracting(TopicSpec::name).containsExactlyInAnyOrder("orders", "fine");
+        assertThat(r.catalog()).filteredOn(t -> t.name().equals("orders")).singleElement().extracting(TopicSpec::configs)
+                .isEqualTo(Map.of());
+    }
+
     @Test
     void decreasingPartitionsIsRefusedAndTheAcceptedTopicStaysAsItWas() {
         TopicSpec accepted = new TopicSpec("orders", "T1", 4, Map.of("retention.ms", "5"));
