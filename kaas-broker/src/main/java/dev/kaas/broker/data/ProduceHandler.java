@@ -335,13 +335,19 @@ public class ProduceHandler implements ApiHandler {
             } catch (RuntimeException e) {
                 answer = CompletableFuture.failedFuture(e);
             }
-            if (trace != null) {
-                answer.whenComplete((errors, failure) -> trace.span("txn verification", asked, System.nanoTime(), null,
-                        "kaas.partitions", asking.size()));
-            }
-            // Every asking ticket gets an outcome, whatever happens: the requests behind it wait on it.
-            answer.whenComplete((errors, failure) -> asking.forEach(tp -> waiting.get(tp).outcome().complete(
-                    errors == null ? Errors.UNKNOWN_SERVER_ERROR : errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR))));
+            // Every asking ticket gets an outcome, whatever happens: the requests behind it wait on it. The span is
+            // recorded first, in the same callback: an outcome starts the append, which must not be traced before it.
+            answer.whenComplete((errors, failure) -> {
+                if (trace != null) {
+                    try {
+                        trace.span("txn verification", asked, System.nanoTime(), null, "kaas.partitions", asking.size());
+                    } catch (RuntimeException e) {
+                        // Spans do not throw (RequestTracing); were one to, the requests waiting here must still go on.
+                    }
+                }
+                asking.forEach(tp -> waiting.get(tp).outcome().complete(
+                        errors == null ? Errors.UNKNOWN_SERVER_ERROR : errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR)));
+            });
         }
         List<CompletableFuture<?>> second = new ArrayList<>();
         waiting.forEach((tp, ticket) -> second.add(ticket.previous().thenCombine(ticket.outcome(), (v, outcome) -> outcome)
