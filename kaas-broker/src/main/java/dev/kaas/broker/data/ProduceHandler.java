@@ -339,11 +339,7 @@ public class ProduceHandler implements ApiHandler {
             // recorded first, in the same callback: an outcome starts the append, which must not be traced before it.
             answer.whenComplete((errors, failure) -> {
                 if (trace != null) {
-                    try {
-                        trace.span("txn verification", asked, System.nanoTime(), null, "kaas.partitions", asking.size());
-                    } catch (RuntimeException e) {
-                        // Spans do not throw (RequestTracing); were one to, the requests waiting here must still go on.
-                    }
+                    trace.span("txn verification", asked, System.nanoTime(), null, "kaas.partitions", asking.size());
                 }
                 asking.forEach(tp -> waiting.get(tp).outcome().complete(
                         errors == null ? Errors.UNKNOWN_SERVER_ERROR : errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR)));

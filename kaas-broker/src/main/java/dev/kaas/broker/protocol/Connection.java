@@ -231,7 +231,7 @@ final class Connection implements RequestPipeline.Transport {
                     }
                 }
             }
-            // What waits until the pipeline takes frames again holds no mostly-read socket buffer.
+            // Polling stops (more bytes needed, or the pipeline full): what waits holds no mostly-read socket buffer.
             decoder.trim();
         } catch (FrameDecoder.InvalidFrameException e) {
             LOG.debugf("closing connection: %s client=%s", e.getMessage(), clientHost);

@@ -26,9 +26,9 @@ import java.util.ArrayDeque;
  * they arrive) at once and their buffer released, so a client dribbling bytes pins no pooled
  * memory; so is a read that fills less than half its buffer (the socket's read buffer is sized by
  * its recent reads, up to 64 KiB), and so is the rest of a read once frames have taken more than
- * half of it and the decoder stops to wait. So the bytes a connection holds take at most about
- * three times their size (a tail of at least 256 bytes beside each such read), never a read
- * buffer per few hundred bytes.
+ * half of it and the connection stops polling ({@link #trim}). So the bytes a connection holds
+ * take at most about three times their size (a tail of at least 256 bytes beside each such read),
+ * never a read buffer per few hundred bytes.
  *
  * <p>Not thread-safe: one per connection, used on its event loop.
  */
@@ -157,9 +157,9 @@ final class FrameDecoder {
     }
 
     /**
-     * Before waiting (here, and by the connection when it stops polling while its requests are in
-     * flight): frames take input from its head only, so only the head can have become sparse; its
-     * rest is copied out and the read buffer released (see the class comment).
+     * The caller stops polling for now (it needs more bytes, or its requests are in flight): frames
+     * take input from its head only, so only the head can have become sparse; its rest is copied
+     * out and the read buffer released (see the class comment).
      */
     void trim() {
         ByteBuf head = input.peek();
@@ -197,7 +197,6 @@ final class FrameDecoder {
         }
         if (announced < 0) {
             if (!fill(sizeField)) {
-                trim();
                 return null;
             }
             sizeField.flip();
@@ -210,13 +209,11 @@ final class FrameDecoder {
         }
         if (body == null) {
             if (buffered() < Math.min(announced, GRACE)) {
-                trim();
                 return null;
             }
             wake = onMemory;
             if (!memory.tryReserve(announced, waiter)) {
                 awaitingMemory = true;
-                trim();
                 return null;
             }
             awaitingMemory = false;
