@@ -40,6 +40,11 @@ class ControllerRestartIT {
             List<String> acked = new ArrayList<>();
             producer.send(new ProducerRecord<>("steady", "before")).get(30, TimeUnit.SECONDS);
             acked.add("before");
+            List<MetricsIT.Sample> up = MetricsIT.scrape(cluster.brokerHttpPort());
+            double connects = MetricsIT.value(up, "kaas_broker_controller_stream_connects");
+            double epoch = MetricsIT.value(up, "kaas_broker_controller_epoch");
+            assertThat(connects).isGreaterThanOrEqualTo(1);
+            assertThat(epoch).isGreaterThanOrEqualTo(0);
 
             cluster.stopController();
             // Keep producing for longer than the gRPC channel's own reconnect back-off grows in
@@ -63,6 +68,12 @@ class ControllerRestartIT {
                 toRegister = toRegister.plusDays(1);  // the two lines straddle midnight
             }
             assertThat(toRegister).isLessThan(Duration.ofMillis(2500));
+            // What an operator charts: one more stream connect, and the new controller's epoch (a new lease holder).
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+                List<MetricsIT.Sample> back = MetricsIT.scrape(cluster.brokerHttpPort());
+                assertThat(MetricsIT.value(back, "kaas_broker_controller_stream_connects")).isGreaterThan(connects);
+                assertThat(MetricsIT.value(back, "kaas_broker_controller_epoch")).isGreaterThan(epoch);
+            });
             admin.createTopics(List.of(new NewTopic("after", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             assertThat(producer.send(new ProducerRecord<>("after", "x")).get(30, TimeUnit.SECONDS).offset()).isZero();
             List<ConsumerRecord<String, String>> read = DurabilityIT.readAll(cluster, "steady", 1, acked.size(), Duration.ofSeconds(1));

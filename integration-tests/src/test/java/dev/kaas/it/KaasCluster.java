@@ -36,6 +36,8 @@ public final class KaasCluster implements AutoCloseable {
     private int controllerGrpc = freePort();
     private boolean brokerWasReady;
     private Map<String, String> brokerProps;
+    /** System properties of the controller beyond what every test controller gets. */
+    private Map<String, String> controllerProps = Map.of();
     private Process controller;
     private Process broker;
     private int brokerStarts;
@@ -74,6 +76,13 @@ public final class KaasCluster implements AutoCloseable {
 
     public static KaasCluster start(Path dataDir, Map<String, String> brokerProps) throws Exception {
         return launch(new KaasCluster(dataDir, brokerProps, freePort()));
+    }
+
+    /** As {@link #start(Path, Map)}, the controller started with {@code controllerProps} as well. */
+    public static KaasCluster start(Path dataDir, Map<String, String> brokerProps, Map<String, String> controllerProps) throws Exception {
+        KaasCluster c = new KaasCluster(dataDir, brokerProps, freePort());
+        c.controllerProps = Map.copyOf(controllerProps);
+        return launch(c);
     }
 
     /**
@@ -188,10 +197,12 @@ public final class KaasCluster implements AutoCloseable {
      */
     public void startController() throws Exception {
         for (int attempt = 1; ; attempt++) {
-            controller = launch("controller", jar("kaas-controller"), List.of(
+            List<String> args = new ArrayList<>(List.of(
                     "-Dquarkus.http.port=" + controllerHttp,
                     "-Dquarkus.grpc.server.port=" + controllerGrpc,
                     "-Dkaas.controller.startup-grace=1s"));
+            controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
+            controller = launch("controller", jar("kaas-controller"), args);
             try {
                 awaitReady(controller, controllerHttp, "controller", controllerLog());
                 return;

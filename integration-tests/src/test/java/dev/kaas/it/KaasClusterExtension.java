@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 final class KaasClusterExtension implements BeforeAllCallback, AfterAllCallback {
     private final Map<String, String> brokerProps;
+    private final Map<String, String> controllerProps;
     private KaasCluster cluster;
     private Path dir;
 
@@ -21,7 +22,12 @@ final class KaasClusterExtension implements BeforeAllCallback, AfterAllCallback 
     }
 
     KaasClusterExtension(Map<String, String> brokerProps) {
+        this(brokerProps, Map.of());
+    }
+
+    KaasClusterExtension(Map<String, String> brokerProps, Map<String, String> controllerProps) {
         this.brokerProps = brokerProps;
+        this.controllerProps = controllerProps;
     }
 
     KaasCluster cluster() {
@@ -31,7 +37,8 @@ final class KaasClusterExtension implements BeforeAllCallback, AfterAllCallback 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         dir = Files.createTempDirectory("kaas-it-" + context.getRequiredTestClass().getSimpleName());
-        cluster = brokerProps.isEmpty() ? KaasCluster.startForClients(dir.resolve("data")) : KaasCluster.start(dir.resolve("data"), brokerProps);
+        cluster = brokerProps.isEmpty() && controllerProps.isEmpty() ? KaasCluster.startForClients(dir.resolve("data"))
+                : KaasCluster.start(dir.resolve("data"), brokerProps, controllerProps);
     }
 
     @Override

@@ -64,7 +64,8 @@ class MetricsIT {
     @RegisterExtension
     static final KaasClusterExtension kaas = new KaasClusterExtension(Map.of("kaas.metrics.partition-metrics", "true",
             "kaas.metrics.stats-interval", "300ms", "kaas.metrics.otlp-endpoint", OTLP.endpoint(), "kaas.metrics.otlp-interval", "1s",
-            "quarkus.log.console.json.enabled", "true", "kaas.tracing.sample-ratio", "1.0", "kaas.tracing.otlp-endpoint", OTLP.tracesEndpoint()));
+            "quarkus.log.console.json.enabled", "true", "kaas.tracing.sample-ratio", "1.0", "kaas.tracing.otlp-endpoint", OTLP.tracesEndpoint()),
+            Map.of("quarkus.log.console.json.enabled", "true", "kaas.controller.id", "controller-metrics-it"));
 
     @AfterAll
     static void stopReceiver() {
@@ -510,7 +511,7 @@ class MetricsIT {
 
     /** With the JSON switch on, every broker log line is a JSON object naming the broker and, once it has one, the controller epoch. */
     @Test
-    void jsonLogsNameTheBrokerAndTheControllerEpoch() throws Exception {
+    void jsonLogsNameTheBrokerTheControllerAndTheControllerEpoch() throws Exception {
         var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
         List<String> lines = java.nio.file.Files.readAllLines(cluster.brokerLog()).stream().filter(l -> !l.isBlank()).toList();
         assertThat(lines).isNotEmpty();
@@ -522,6 +523,17 @@ class MetricsIT {
             epoch |= node.path("mdc").path("controller.epoch").asText().matches("\\d+");
         }
         assertThat(epoch).as("a line after the first assignment carries the controller epoch").isTrue();
+
+        List<String> controllerLines = java.nio.file.Files.readAllLines(cluster.controllerLog()).stream().filter(l -> !l.isBlank()).toList();
+        assertThat(controllerLines).isNotEmpty();
+        boolean leading = false;
+        for (String line : controllerLines) {
+            var node = mapper.readTree(line);
+            assertThat(node.path("message").isTextual()).as(line).isTrue();
+            assertThat(node.path("mdc").path("controller.id").asText()).as(line).isEqualTo("controller-metrics-it");
+            leading |= node.path("mdc").path("controller.epoch").asText().matches("\\d+");
+        }
+        assertThat(leading).as("a line written while it leads carries its lease epoch").isTrue();
     }
 
     /** A span's attributes as strings (ints and booleans in their decimal and true/false forms). */

@@ -120,6 +120,10 @@ class QuotasIT {
         assertThat(errors).isEmpty();
         assertThat(produced).isLessThanOrEqualTo(PRODUCE_RATE * 1.1).isGreaterThan(PRODUCE_RATE * 0.5);
         assertThat(throttleMax).isGreaterThan(0);
+        // The throttles the broker answered with are its RequestMetrics' ThrottleTimeMs (the client saw their largest).
+        List<MetricsIT.Sample> afterProduce = MetricsIT.scrape(cluster.brokerHttpPort());
+        assertThat(MetricsIT.value(afterProduce, "kafka_network_requestmetrics_throttletimems_sum", "request", "Produce"))
+                .isGreaterThanOrEqualTo(throttleMax);
 
         // The consumer of what was produced, held to 1 MiB/s: 5 MiB take at least about 4 s.
         long total = Math.min(acked.get(), 5L << 20);
@@ -147,6 +151,11 @@ class QuotasIT {
                 FETCH_RATE, consumed, fetched, fetchThrottleMax);
         assertThat(consumed).isGreaterThanOrEqualTo(total);
         assertThat(fetchThrottleMax).isGreaterThan(0);
+        List<MetricsIT.Sample> afterFetch = MetricsIT.scrape(cluster.brokerHttpPort());
+        for (String request : List.of("Fetch", "FetchConsumer")) {
+            assertThat(MetricsIT.value(afterFetch, "kafka_network_requestmetrics_throttletimems_sum", "request", request)).as(request)
+                    .isGreaterThanOrEqualTo(fetchThrottleMax);
+        }
         // One fetch may hold up to the quota's window (2 s worth) and the first one is not throttled before it is sent.
         assertThat(elapsedNs / 1e9).as("seconds to consume %d bytes", consumed).isGreaterThan((consumed - 3.0 * FETCH_RATE) / FETCH_RATE * 0.9);
 

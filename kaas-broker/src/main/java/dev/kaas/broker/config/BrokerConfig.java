@@ -62,7 +62,8 @@ public interface BrokerConfig {
 
         /**
          * The most series one metric holds; past it, the rest are folded into one series labelled
-         * {@code otel_metric_overflow="true"}, so a scrape's size stays bounded.
+         * {@code otel_metric_overflow="true"}, so a scrape's size stays bounded. The request
+         * histograms need no limit: their series are Apache's request names, a fixed set.
          */
         @WithDefault("10000")
         int maxSeries();

@@ -170,6 +170,23 @@ class BrokerMetricsTest {
     }
 
     @Test
+    void pastMaxSeriesAMetricsOtherSeriesAreFoldedIntoOneOverflowSeriesThatKeepsTheirCounts() throws Exception {
+        try (BrokerMetrics m = new BrokerMetrics(new FixedSource(), false, 3)) {
+            for (int t = 0; t < 6; t++) {
+                m.appended("t" + t, 10, 1);
+            }
+
+            List<String> bytesIn = scrape(m).lines().filter(l -> l.startsWith("kafka_server_brokertopicmetrics_bytesin_total")).toList();
+
+            assertThat(bytesIn).as("kaas.metrics.max-series=3").hasSize(3)
+                    .anyMatch(l -> l.contains("otel_metric_overflow=\"true\""));
+            // Six topics' 60 bytes, once per topic and once in the all-topics total, wherever each series landed.
+            assertThat(bytesIn.stream().mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum())
+                    .isEqualTo(120.0);
+        }
+    }
+
+    @Test
     void aDeletedTopicsMetersGoAndPartitionMetricsCanBeOff() throws Exception {
         FixedSource source = new FixedSource();
         try (BrokerMetrics m = new BrokerMetrics(source, false, 100)) {
