@@ -193,20 +193,28 @@ class RestApiIT {
             assertThat(a.getList("groupSlots")).hasSize(50);
             assertThat(a.getMap("$")).doesNotContainKeys("scramUsers", "acls", "clientQuotas", "brokerConfigs");
 
-            // Drain broker 2 under load: every partition and slot leaves it, and no send fails.
+            // Drain broker 2 under load: every partition and slot leaves it, no send fails, and a group
+            // whose coordinator was broker 2 keeps consuming and committing without an error.
             api(port).contentType(ContentType.JSON).body(Map.of("name", "moving", "partitions", 6)).post("/topics").then().statusCode(201);
             await(port, "/topics/moving", j -> !j.getList("partitions.leader", Integer.class).contains(-1), Duration.ofSeconds(30));
-            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "moving", 6, 200)) {
+            String movingGroup = groupCoordinatedBy(a, 2);
+            try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "moving", 6, 200);
+                 DrainedGroup consumers = new DrainedGroup(cluster.clientProps(), movingGroup, "moving")) {
                 ClusterITAcks.await(load, 100);
+                consumers.awaitConsumedMoreThan(0);
                 api(port).post("/brokers/2/drain").then().statusCode(202).body("id", equalTo(2)).body("drained", equalTo(true));
                 long t0 = System.nanoTime();
                 JsonPath idle = await(port, "/brokers/2", j -> j.getBoolean("idle"), Duration.ofSeconds(60));
                 assertThat(idle.getInt("owns.partitions") + idle.getInt("owns.groupSlots") + idle.getInt("owns.txnSlots")
                         + idle.getInt("handingOff")).isZero();
                 System.out.printf("drain of broker 2: it owns nothing after %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                long consumedAtIdle = consumers.consumed();
                 ClusterITAcks.await(load, load.acked() + 100);
+                consumers.awaitConsumedMoreThan(consumedAtIdle);
                 load.stop();
                 load.verify(cluster.clientProps());
+                consumers.stop();
+                assertThat(consumers.errors()).as("errors the group's consumer saw").isEmpty();
             }
             JsonPath drained = api(port).get("/assignment").then().statusCode(200).extract().jsonPath();
             assertThat(drained.getList("drained", Integer.class)).containsExactly(2);
@@ -287,6 +295,86 @@ class RestApiIT {
             }
             api(port).header("Authorization", "Bearer second-admin-token").get("/cluster").then().statusCode(200);
             api(port).header("Authorization", "Bearer first-admin-token").get("/cluster").then().statusCode(401);
+        }
+    }
+
+    /** A group id whose coordinator slot ({@code abs(hashCode) % 50}, as Apache's) broker {@code broker} owns in {@code assignment}. */
+    static String groupCoordinatedBy(JsonPath assignment, int broker) {
+        for (int i = 0; ; i++) {
+            String id = "drained-group-" + i;
+            int slot = org.apache.kafka.common.utils.Utils.abs(id.hashCode()) % 50;
+            Integer owner = assignment.getObject("groupSlots.find { it.slot == " + slot + " }.broker", Integer.class);
+            if (owner != null && owner == broker) {
+                return id;
+            }
+            assertThat(i).as("a group id coordinated by broker %d", broker).isLessThan(10_000);
+        }
+    }
+
+    /**
+     * A subscribed consumer group member that polls and commits what it read, on its own thread,
+     * as an application does; what it throws, except a retriable exception (which the next round
+     * retries), is collected.
+     */
+    static final class DrainedGroup implements AutoCloseable {
+        private final java.util.concurrent.atomic.AtomicLong consumed = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
+        private final Thread thread;
+
+        DrainedGroup(Properties clientProps, String groupId, String topic) {
+            Properties p = new Properties();
+            p.putAll(clientProps);
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            thread = new Thread(() -> {
+                try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
+                    c.subscribe(List.of(topic));
+                    while (!stopping.get()) {
+                        try {
+                            int n = c.poll(Duration.ofMillis(100)).count();
+                            if (n > 0) {
+                                c.commitSync(Duration.ofSeconds(30));
+                                consumed.addAndGet(n);
+                            }
+                        } catch (org.apache.kafka.common.errors.RetriableException e) {
+                            // The next round retries, as the client's own retries would.
+                        } catch (RuntimeException e) {
+                            errors.add(e);
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    errors.add(e);
+                }
+            }, "drained-group");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        long consumed() {
+            return consumed.get();
+        }
+
+        List<Throwable> errors() {
+            return List.copyOf(errors);
+        }
+
+        void awaitConsumedMoreThan(long n) {
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> consumed.get() > n || !errors.isEmpty());
+            assertThat(errors).as("errors the group's consumer saw").isEmpty();
+        }
+
+        void stop() throws InterruptedException {
+            stopping.set(true);
+            thread.join(TimeUnit.SECONDS.toMillis(60));
+            assertThat(thread.isAlive()).as("the group's consumer stopped").isFalse();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop();
         }
     }
 }

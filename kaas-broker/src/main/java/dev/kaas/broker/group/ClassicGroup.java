@@ -42,6 +42,8 @@ final class ClassicGroup {
             (a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
     private int numAwaitingJoin;
     private final Map<Long, GroupStore.PendingTxnOffsets> pendingTxn = new HashMap<>();
+    /** The membership last saved with the group's file (Apache's last stored group metadata); null: none. */
+    private GroupStore.StoredMembership storedMembership;
 
     ClassicGroup(String groupId, GroupState state, long now) {
         this.groupId = groupId;
@@ -52,11 +54,60 @@ final class ClassicGroup {
     /** A group as loaded from its offsets file: Empty, with the protocol type and offsets it was saved with. */
     static ClassicGroup loaded(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets,
                                Map<Long, GroupStore.PendingTxnOffsets> pending, long now) {
-        ClassicGroup g = new ClassicGroup(groupId, GroupState.EMPTY, now);
+        return loaded(groupId, protocolType, offsets, pending, null, now);
+    }
+
+    /**
+     * As Apache's {@code GroupMetadata.loadGroup}: with a stored membership that has members, the
+     * group is Stable at that generation, its members with the chosen protocol's subscription and
+     * their assignments (the caller starts their session timers); with one without members, Empty
+     * at that generation.
+     */
+    static ClassicGroup loaded(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets,
+                               Map<Long, GroupStore.PendingTxnOffsets> pending, GroupStore.StoredMembership membership, long now) {
+        boolean members = membership != null && !membership.members().isEmpty();
+        ClassicGroup g = new ClassicGroup(groupId, members ? GroupState.STABLE : GroupState.EMPTY, now);
         g.protocolType = protocolType;
         g.offsets.putAll(offsets);
         g.pendingTxn.putAll(pending);
+        if (membership != null) {
+            g.generationId = membership.generationId();
+            g.storedMembership = membership;
+        }
+        if (members) {
+            g.protocolName = membership.protocolName();
+            for (GroupStore.StoredMember s : membership.members()) {
+                Member m = new Member(s.memberId(), s.groupInstanceId(), s.clientId(), s.clientHost(), s.rebalanceTimeoutMs(),
+                        s.sessionTimeoutMs(), protocolType, Map.of(membership.protocolName(), s.subscription()));
+                m.assignment = s.assignment();
+                g.add(m, null);
+            }
+            g.leaderId = membership.leaderId();
+        }
         return g;
+    }
+
+    /** What the group's file carries of its membership (see {@link #storeMembership}). */
+    GroupStore.StoredMembership storedMembership() {
+        return storedMembership;
+    }
+
+    /**
+     * Records the membership as it is now as the one its file should carry (Apache's
+     * {@code storeGroup}): after a rebalance completes, and when a static member takes its old
+     * incarnation's place; once the group is Empty, its generation alone. The caller saves the file.
+     */
+    void storeMembership() {
+        if (members.isEmpty()) {
+            storedMembership = new GroupStore.StoredMembership(generationId, null, null, List.of());
+            return;
+        }
+        List<GroupStore.StoredMember> stored = new ArrayList<>();
+        for (Member m : members.values()) {
+            stored.add(new GroupStore.StoredMember(m.memberId, m.groupInstanceId, m.clientId, m.clientHost, m.rebalanceTimeoutMs,
+                    m.sessionTimeoutMs, m.metadata(protocolName), m.assignment));
+        }
+        storedMembership = new GroupStore.StoredMembership(generationId, protocolName, leaderId, List.copyOf(stored));
     }
 
     String groupId() {

@@ -26,7 +26,9 @@ import org.jboss.logging.Logger;
  *                                                         takeover; the highest holds the slot (EpochFence)
  * __cluster/groups/slot-NN/fence                         the same holder in the form older kaas versions read
  * __cluster/groups/slot-NN/{encodedGroupId}.{epoch:08x}.json   {"groupId":…,"protocolType":…,"offsets":[…],
- *                                                         "pending":[{"producerId":…,"producerEpoch":…,"offsets":[…]}]}
+ *                                                         "pending":[{"producerId":…,"producerEpoch":…,"offsets":[…]}],
+ *                                                         "membership":{"generation":…,"protocolName":…,"leader":…,
+ *                                                           "members":[{"memberId":…,…,"subscription":base64,"assignment":base64}]}}
  * </pre>
  *
  * <p>Group ids are encoded by {@link IdFileNames} (any string, never a path). A write names the
@@ -47,8 +49,20 @@ public final class GroupFiles implements GroupStore {
     record PendingRow(long producerId, short producerEpoch, List<OffsetRow> offsets) {
     }
 
-    record GroupFile(String groupId, String protocolType, List<OffsetRow> offsets, List<PendingRow> pending) {
+    /** The membership of the group's last completed rebalance; absent in files older than it, and when the group is Empty. */
+    record MembershipRow(int generation, String protocolName, String leader, List<MemberRow> members) {
     }
+
+    /** {@code subscription} and {@code assignment} are the protocol's bytes, base64 in the JSON. */
+    record MemberRow(String memberId, String groupInstanceId, String clientId, String clientHost, int rebalanceTimeoutMs,
+                     int sessionTimeoutMs, byte[] subscription, byte[] assignment) {
+    }
+
+    record GroupFile(String groupId, String protocolType, List<OffsetRow> offsets, List<PendingRow> pending, MembershipRow membership) {
+    }
+
+    /** More members than any group a file could honestly hold: a file claiming more is not trusted. */
+    static final int MAX_STORED_MEMBERS = 100_000;
 
     private final Path dir;
     private final int epoch;
@@ -119,9 +133,65 @@ public final class GroupFiles implements GroupStore {
             for (PendingRow p : f.pending() == null ? List.<PendingRow>of() : f.pending()) {
                 pending.put(p.producerId(), new PendingTxnOffsets(p.producerEpoch(), offsets(p.offsets())));
             }
-            out.put(f.groupId(), new StoredGroup(f.groupId(), f.protocolType(), offsets(f.offsets()), pending));
+            out.put(f.groupId(), new StoredGroup(f.groupId(), f.protocolType(), offsets(f.offsets()), pending,
+                    membership(f.membership(), e.getValue())));
         }
         return out;
+    }
+
+    /**
+     * The stored membership if it is whole and consistent (another process wrote the file): else
+     * none, and the group loads Empty with its offsets, its members rejoining as after a restart.
+     */
+    static GroupStore.StoredMembership membership(MembershipRow m, Path file) {
+        if (m == null) {
+            return null;
+        }
+        String problem = null;
+        List<MemberRow> rows = m.members() == null ? List.of() : m.members();
+        if (m.generation() < 0) {
+            problem = "negative generation";
+        } else if (rows.size() > MAX_STORED_MEMBERS) {
+            problem = rows.size() + " members";
+        } else if (!rows.isEmpty() && (m.protocolName() == null || m.leader() == null
+                || rows.stream().noneMatch(r -> r != null && m.leader().equals(r.memberId())))) {
+            problem = "no protocol or no leader among the members";
+        } else {
+            java.util.Set<String> ids = new java.util.HashSet<>();
+            java.util.Set<String> instances = new java.util.HashSet<>();
+            for (MemberRow r : rows) {
+                if (r == null || r.memberId() == null || r.memberId().isEmpty() || !ids.add(r.memberId()) || r.clientId() == null
+                        || r.clientHost() == null || r.sessionTimeoutMs() <= 0 || r.rebalanceTimeoutMs() <= 0
+                        || r.subscription() == null || r.assignment() == null
+                        || (r.groupInstanceId() != null && !instances.add(r.groupInstanceId()))) {
+                    problem = "a member without an id, a client, timeouts or protocol bytes, or twice";
+                    break;
+                }
+            }
+        }
+        if (problem != null) {
+            LOG.warnf("ignoring the stored membership of a group file (%s): its members will rejoin file=%s", problem, file);
+            return null;
+        }
+        List<GroupStore.StoredMember> members = new ArrayList<>();
+        for (MemberRow r : rows) {
+            members.add(new GroupStore.StoredMember(r.memberId(), r.groupInstanceId(), r.clientId(), r.clientHost(), r.rebalanceTimeoutMs(),
+                    r.sessionTimeoutMs(), r.subscription(), r.assignment()));
+        }
+        return new GroupStore.StoredMembership(m.generation(), rows.isEmpty() ? null : m.protocolName(),
+                rows.isEmpty() ? null : m.leader(), members);
+    }
+
+    private static MembershipRow membershipRow(GroupStore.StoredMembership m) {
+        if (m == null) {
+            return null;
+        }
+        List<MemberRow> rows = new ArrayList<>();
+        for (GroupStore.StoredMember r : m.members()) {
+            rows.add(new MemberRow(r.memberId(), r.groupInstanceId(), r.clientId(), r.clientHost(), r.rebalanceTimeoutMs(),
+                    r.sessionTimeoutMs(), r.subscription(), r.assignment()));
+        }
+        return new MembershipRow(m.generationId(), m.protocolName(), m.leaderId(), rows);
     }
 
     private static Map<TopicPartition, CommittedOffset> offsets(List<OffsetRow> rows) {
@@ -146,7 +216,8 @@ public final class GroupFiles implements GroupStore {
         group.pending().forEach((pid, p) -> pending.add(new PendingRow(pid, p.producerEpoch(), rows(p.offsets()))));
         String name = IdFileNames.encode(group.groupId());
         AtomicFiles.write(disk, dir.resolve(String.format("%s.%08x.json", name, epoch)),
-                Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows(group.offsets()), pending)));
+                Json.bytes(new GroupFile(group.groupId(), group.protocolType(), rows(group.offsets()), pending,
+                        membershipRow(group.membership()))));
         checkFence();
         removeOlder(name, epoch - 1);
     }

@@ -78,11 +78,14 @@ final class GroupOffsets {
         this.counters = counters;
     }
 
-    /** Loads committed offsets from the store: groups with offsets come back Empty. Starts the expiry timer. */
+    /**
+     * Loads the slot's groups from the store: with their offsets, and Stable with their members when
+     * the file holds the membership of a completed rebalance. Starts the expiry timer.
+     */
     void load() throws IOException {
         long now = clock.getAsLong();
         for (GroupStore.StoredGroup g : store.loadAll().values()) {
-            membership.add(ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), g.pending(), now));
+            membership.add(ClassicGroup.loaded(g.groupId(), g.protocolType(), g.offsets(), g.pending(), g.membership(), now));
         }
         scheduleExpiry();
     }
@@ -131,7 +134,8 @@ final class GroupOffsets {
             Map<TopicPartition, CommittedOffset> next = new LinkedHashMap<>(group.offsets());
             next.putAll(accepted);
             try {
-                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next, group.pendingTxnOffsets()));
+                store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), next, group.pendingTxnOffsets(),
+                        group.storedMembership()));
             } catch (NotCoordinatorException e) {
                 accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
                 return result;
@@ -262,10 +266,26 @@ final class GroupOffsets {
 
     private void saveOrDelete(ClassicGroup group, Map<TopicPartition, CommittedOffset> offsets,
                               Map<Long, GroupStore.PendingTxnOffsets> pending) throws IOException {
-        if (offsets.isEmpty() && pending.isEmpty()) {
+        GroupStore.StoredMembership members = group.storedMembership();
+        if (offsets.isEmpty() && pending.isEmpty() && (members == null || members.members().isEmpty())) {
             store.delete(group.groupId());
         } else {
-            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets, pending));
+            store.save(new GroupStore.StoredGroup(group.groupId(), group.protocolType(), offsets, pending, members));
+        }
+    }
+
+    /**
+     * Saves the membership {@link ClassicGroup#storeMembership} recorded, with the group's offsets.
+     * A save that fails leaves the group as it is in memory: a coordinator that takes the slot over
+     * finds the membership saved before, and members of a later generation rejoin there.
+     */
+    void saveMembership(ClassicGroup group) {
+        try {
+            saveOrDelete(group, group.offsets(), group.pendingTxnOffsets());
+        } catch (NotCoordinatorException e) {
+            LOG.debugf("group=%s membership not saved: %s", group.groupId(), e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("group=%s membership of generation %d not saved: %s", group.groupId(), group.generationId(), e.toString());
         }
     }
 
@@ -341,7 +361,7 @@ final class GroupOffsets {
         Map<Long, GroupStore.PendingTxnOffsets> pending = new java.util.HashMap<>(group.pendingTxnOffsets());
         pending.put(producerId, next);
         try {
-            store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), group.offsets(), pending));
+            store.save(new GroupStore.StoredGroup(groupId, group.protocolType(), group.offsets(), pending, group.storedMembership()));
         } catch (NotCoordinatorException e) {
             accepted.keySet().forEach(tp -> result.put(tp, Errors.NOT_COORDINATOR));
             return result;

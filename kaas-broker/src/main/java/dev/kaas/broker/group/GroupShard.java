@@ -63,9 +63,22 @@ public final class GroupShard {
         this.offsets = new GroupOffsets(slot, config, clock, scheduler, store, partitionExists, new MembershipView(), counters);
     }
 
-    /** Loads committed offsets from the store: groups with offsets come back Empty. */
+    /**
+     * Loads the slot's groups from the store. A group saved with the membership of a completed
+     * rebalance comes back Stable, and its members' session timers start now, as Apache's
+     * {@code onGroupLoaded}: members that keep heartbeating keep their generation, the others expire.
+     */
     public void load() throws IOException {
         offsets.load();
+        for (ClassicGroup group : List.copyOf(groups.values())) {
+            if (group.size() > config.maxSize()) {
+                maybePrepareRebalance(group, "Freshly-loaded group is over capacity (" + config.maxSize()
+                        + "). Rebalancing in order to give a chance for consumers to commit offsets");
+            }
+            for (Member m : List.copyOf(group.members())) {
+                scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
+            }
+        }
     }
 
     public int slot() {
@@ -242,6 +255,9 @@ public final class GroupShard {
             case STABLE -> {
                 String nextProtocol = group.selectProtocol();
                 if (nextProtocol.equals(group.protocolName())) {
+                    // The new incarnation is saved as a member first (Apache's storeGroup), so a coordinator taking over knows it.
+                    group.storeMembership();
+                    offsets.saveMembership(group);
                     // Returning the old leader id keeps the rejoined member from computing a useless assignment.
                     callback.accept(new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId())
                             .setProtocolType(group.protocolType()).setProtocolName(group.protocolName())
@@ -334,6 +350,11 @@ public final class GroupShard {
         if (group.is(GroupState.EMPTY)) {
             // Stays EMPTY (listed, described) until the periodic cleanup drops it if it has no offsets, as Apache.
             LOG.infof("group=%s generation=%d is now empty", group.groupId(), group.generationId());
+            if (group.storedMembership() != null || !group.offsets().isEmpty()) {
+                // Its file no longer names members a coordinator taking over would load.
+                group.storeMembership();
+                offsets.saveMembership(group);
+            }
             return;
         }
         LOG.infof("stabilized group=%s generation=%d protocol=%s members=%d", group.groupId(), group.generationId(),
@@ -404,6 +425,9 @@ public final class GroupShard {
                     group.assign(assignment);
                     group.transitionTo(GroupState.STABLE, clock.getAsLong());
                     counters.completedRebalances.increment();
+                    // Saved before the members hear their assignments, as Apache's storeGroup.
+                    group.storeMembership();
+                    offsets.saveMembership(group);
                     for (Member m : List.copyOf(group.members())) {
                         if (m.isAwaitingSync()) {
                             group.completeSync(m, syncResult(group, m));

@@ -10,14 +10,33 @@ import org.apache.kafka.common.TopicPartition;
  */
 public interface GroupStore {
     /**
-     * A group's durable state: committed offsets, and the transactional offsets still pending per
-     * producer id (TxnOffsetCommit before its transaction's marker).
+     * A group's durable state: committed offsets, the transactional offsets still pending per
+     * producer id (TxnOffsetCommit before its transaction's marker), and the membership of its last
+     * completed rebalance (null: none to restore, the group loads Empty).
      */
     record StoredGroup(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets,
-                       Map<Long, PendingTxnOffsets> pending) {
+                       Map<Long, PendingTxnOffsets> pending, StoredMembership membership) {
+        public StoredGroup(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets,
+                           Map<Long, PendingTxnOffsets> pending) {
+            this(groupId, protocolType, offsets, pending, null);
+        }
+
         public StoredGroup(String groupId, String protocolType, Map<TopicPartition, CommittedOffset> offsets) {
             this(groupId, protocolType, offsets, Map.of());
         }
+    }
+
+    /**
+     * Apache's {@code GroupMetadataValue}: the generation a rebalance completed, with its protocol,
+     * leader and members (each with the subscription of the chosen protocol and its assignment),
+     * so that a coordinator taking the slot over keeps the group Stable and its members keep their
+     * generation, as Apache's coordinator does when it loads {@code __consumer_offsets}.
+     */
+    record StoredMembership(int generationId, String protocolName, String leaderId, java.util.List<StoredMember> members) {
+    }
+
+    record StoredMember(String memberId, String groupInstanceId, String clientId, String clientHost, int rebalanceTimeoutMs,
+                        int sessionTimeoutMs, byte[] subscription, byte[] assignment) {
     }
 
     /** Offsets a transaction committed, visible only once its COMMIT marker reaches the group (KIP-98). */

@@ -7,7 +7,10 @@ import java.util.function.Consumer;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
 
-/** A member of a classic group, in memory only (a coordinator move makes members rejoin, as Apache). */
+/**
+ * A member of a classic group. Its group's file carries the members of the last completed
+ * rebalance ({@link GroupStore.StoredMembership}), so a coordinator move keeps them, as Apache's.
+ */
 final class Member {
     final String memberId;
     final String groupInstanceId;

@@ -20,6 +20,56 @@ class GroupFilesTest {
                 Map.of(new TopicPartition("t", 0), new CommittedOffset(offset, 4, "m", 1000, -1)));
     }
 
+    static GroupStore.StoredMembership twoMembers() {
+        return new GroupStore.StoredMembership(5, "range", "m-1", java.util.List.of(
+                new GroupStore.StoredMember("m-1", null, "c1", "/127.0.0.1", 30_000, 10_000, new byte[] {1, 2}, new byte[] {3}),
+                new GroupStore.StoredMember("m-2", "instance-2", "c2", "/127.0.0.2", 30_000, 45_000, new byte[] {4}, new byte[0])));
+    }
+
+    @Test
+    void theMembershipOfTheLastRebalanceComesBackWithTheGroupAndAFileWhoseMembershipDoesNotHoldTogetherLoadsWithoutIt() throws Exception {
+        GroupFiles owner = new GroupFiles(data, 3, 1, 1);
+        owner.acquire();
+        GroupStore.StoredGroup g = group("g", 10);
+        owner.save(new GroupStore.StoredGroup("g", "consumer", g.offsets(), Map.of(), twoMembers()));
+
+        GroupStore.StoredMembership loaded = new GroupFiles(data, 3, 1, 1).loadAll().get("g").membership();
+        assertThat(loaded.generationId()).isEqualTo(5);
+        assertThat(loaded.protocolName()).isEqualTo("range");
+        assertThat(loaded.leaderId()).isEqualTo("m-1");
+        assertThat(loaded.members()).hasSize(2);
+        GroupStore.StoredMember second = loaded.members().get(1);
+        assertThat(second).extracting(GroupStore.StoredMember::memberId, GroupStore.StoredMember::groupInstanceId,
+                GroupStore.StoredMember::clientId, GroupStore.StoredMember::clientHost, GroupStore.StoredMember::sessionTimeoutMs)
+                .containsExactly("m-2", "instance-2", "c2", "/127.0.0.2", 45_000);
+        assertThat(loaded.members().get(0).subscription()).containsExactly(1, 2);
+        assertThat(loaded.members().get(0).assignment()).containsExactly(3);
+
+        // Files another process wrote are not trusted: each of these loads the group's offsets, without members.
+        Path file;
+        try (var files = Files.list(data.resolve("__cluster/groups/slot-03"))) {
+            file = files.filter(f -> f.getFileName().toString().endsWith(".00000001.json")).findFirst().orElseThrow();
+        }
+        String good = Files.readString(file);
+        for (String[] change : new String[][] {
+                {"\"leader\" : \"m-1\"", "\"leader\" : \"m-9\""},
+                {"\"memberId\" : \"m-2\"", "\"memberId\" : \"m-1\""},
+                {"\"generation\" : 5", "\"generation\" : -1"},
+                {"\"sessionTimeoutMs\" : 45000", "\"sessionTimeoutMs\" : 0"},
+                {"\"protocolName\" : \"range\"", "\"protocolName\" : null"},
+                {"\"groupInstanceId\" : \"instance-2\"", "\"groupInstanceId\" : null, \"x\" : 1"}}) {
+            assertThat(good).contains(change[0]);
+            Files.writeString(file, good.replace(change[0], change[1]));
+            GroupStore.StoredGroup read = new GroupFiles(data, 3, 1, 1).loadAll().get("g");
+            if (change[1].contains("\"x\"")) {
+                assertThat(read.membership()).as("an unknown field is ignored").isNotNull();
+            } else {
+                assertThat(read.membership()).as(change[1]).isNull();
+            }
+            assertThat(read.offsets()).hasSize(1);
+        }
+    }
+
     @Test
     void aNewOwnerReadsWhatTheOldOneAcknowledgedAndFencesItsLaterWrites() throws Exception {
         GroupFiles old = new GroupFiles(data, 7, 1, 1);

@@ -122,6 +122,75 @@ class GroupShardTest {
     }
 
     @Test
+    void aCoordinatorTakingTheSlotOverKeepsTheGroupStableAndItsMembersTheirGeneration() throws Exception {
+        // Given a group of two through a rebalance, saved before its members heard their assignments
+        List<JoinGroupResponseData> members = stableGroupOfTwo();
+        JoinGroupResponseData leader = members.get(0);
+        JoinGroupResponseData follower = members.get(1);
+        GroupStore.StoredMembership saved = store.groups.get(G).membership();
+        assertThat(saved.generationId()).isEqualTo(leader.generationId());
+        assertThat(saved.leaderId()).isEqualTo(leader.memberId());
+        assertThat(saved.members()).extracting(GroupStore.StoredMember::memberId)
+                .containsExactlyInAnyOrder(leader.memberId(), follower.memberId());
+
+        // When another coordinator takes the slot over from the same store (the old one closed)
+        shard.close();
+        shard = newShard();
+        shard.load();
+
+        // Then the group is Stable at that generation: heartbeats and commits of its members succeed, no rebalance
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.STABLE);
+        assertThat(shard.heartbeat(G, leader.memberId(), null, leader.generationId())).isEqualTo(Errors.NONE);
+        TopicPartition tp = new TopicPartition("t1", 0);
+        assertThat(shard.commit(G, leader.memberId(), null, leader.generationId(), List.of(new GroupShard.OffsetToCommit(tp, 7, -1, "")), -1))
+                .containsEntry(tp, Errors.NONE);
+        // (the leader's assignment came back with it)
+        assertThat(sync(leader.memberId(), leader.generationId(), Map.of()).get().assignment()).containsExactly(1);
+        assertThat(store.groups.get(G).membership()).as("a commit keeps the stored membership").isEqualTo(saved);
+
+        // And the follower, never heard from at the new coordinator, expires there, which starts a rebalance
+        for (int i = 0; i < 4; i++) {
+            scheduler.advance(SESSION / 2);
+            assertThat(shard.heartbeat(G, leader.memberId(), null, leader.generationId())).isIn(Errors.NONE, Errors.REBALANCE_IN_PROGRESS);
+        }
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+    }
+
+    @Test
+    void aLoadedGroupOverTheNewCoordinatorsGroupMaxSizeRebalances() throws Exception {
+        stableGroupOfTwo();
+        shard.close();
+        GroupConfig d = GroupConfig.defaults();
+        shard = new GroupShard(0, new GroupConfig(d.minSessionTimeoutMs(), d.maxSessionTimeoutMs(), d.initialRebalanceDelayMs(), 1,
+                d.offsetsRetentionMs(), d.offsetMetadataMaxBytes(), d.offsetsRetentionCheckIntervalMs()), scheduler.clock::get, scheduler, store,
+                tp -> true, counters);
+        shard.load();
+        assertThat(shard.stateOf(G)).as("Apache's onGroupLoaded: over group.max.size").isEqualTo(GroupState.PREPARING_REBALANCE);
+    }
+
+    @Test
+    void aGroupThatEmptiedIsLoadedEmptyByTheNextCoordinatorWithItsOffsets() throws Exception {
+        // Given a stable group that committed, then both members left and the rebalance completed empty
+        List<JoinGroupResponseData> members = stableGroupOfTwo();
+        TopicPartition tp = new TopicPartition("t1", 1);
+        shard.commit(G, members.get(0).memberId(), null, members.get(0).generationId(), List.of(new GroupShard.OffsetToCommit(tp, 3, -1, "")), -1);
+        shard.leave(G, List.of(new GroupShard.Leaving(members.get(0).memberId(), null, "done"),
+                new GroupShard.Leaving(members.get(1).memberId(), null, "done")));
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
+        assertThat(store.groups.get(G).membership().members()).as("the file names no member any more").isEmpty();
+
+        // When another coordinator takes the slot over
+        shard.close();
+        shard = newShard();
+        shard.load();
+
+        // Then the group is Empty, at the generation it reached, with its offsets; the old members are unknown there
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.EMPTY);
+        assertThat(shard.heartbeat(G, members.get(0).memberId(), null, members.get(0).generationId())).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        assertThat(shard.summaries().get(0).offsets()).containsEntry(tp, 3L);
+    }
+
+    @Test
     void aRebalanceIsCountedWhenTheLeadersSyncMakesTheGroupStableAndSummariesShowStateMembersAndOffsets() throws Exception {
         // Given a group of two through its first rebalance: one completed rebalance, not one per sync
         List<JoinGroupResponseData> members = stableGroupOfTwo();
