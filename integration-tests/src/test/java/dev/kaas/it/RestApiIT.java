@@ -197,7 +197,7 @@ class RestApiIT {
             // whose coordinator was broker 2 keeps consuming and committing without an error.
             api(port).contentType(ContentType.JSON).body(Map.of("name", "moving", "partitions", 6)).post("/topics").then().statusCode(201);
             await(port, "/topics/moving", j -> !j.getList("partitions.leader", Integer.class).contains(-1), Duration.ofSeconds(30));
-            String movingGroup = groupCoordinatedBy(a, 2);
+            String movingGroup = groupCoordinatedBy(api(port).get("/assignment").then().statusCode(200).extract().jsonPath(), 2);
             try (ProduceLoad load = new ProduceLoad(cluster.clientProps(), "moving", 6, 200);
                  DrainedGroup consumers = new DrainedGroup(cluster.clientProps(), movingGroup, "moving")) {
                 ClusterITAcks.await(load, 100);

@@ -95,12 +95,14 @@ final class ClassicGroup {
     /**
      * Records the membership as it is now as the one its file should carry (Apache's
      * {@code storeGroup}): after a rebalance completes, and when a static member takes its old
-     * incarnation's place; once the group is Empty, its generation alone. The caller saves the file.
+     * incarnation's place; once the group is Empty, its generation alone. The caller saves the file,
+     * and puts the returned record back if that fails.
      */
-    void storeMembership() {
+    GroupStore.StoredMembership storeMembership() {
+        GroupStore.StoredMembership before = storedMembership;
         if (members.isEmpty()) {
             storedMembership = new GroupStore.StoredMembership(generationId, null, null, List.of());
-            return;
+            return before;
         }
         List<GroupStore.StoredMember> stored = new ArrayList<>();
         for (Member m : members.values()) {
@@ -108,6 +110,16 @@ final class ClassicGroup {
                     m.sessionTimeoutMs, m.metadata(protocolName), m.assignment));
         }
         storedMembership = new GroupStore.StoredMembership(generationId, protocolName, leaderId, List.copyOf(stored));
+        return before;
+    }
+
+    /** Puts back what {@link #storeMembership} returned: the file was not saved. */
+    void restoreMembership(GroupStore.StoredMembership before) {
+        storedMembership = before;
+    }
+
+    int numAwaitingJoin() {
+        return numAwaitingJoin;
     }
 
     String groupId() {

@@ -134,7 +134,7 @@ public final class GroupFiles implements GroupStore {
                 pending.put(p.producerId(), new PendingTxnOffsets(p.producerEpoch(), offsets(p.offsets())));
             }
             out.put(f.groupId(), new StoredGroup(f.groupId(), f.protocolType(), offsets(f.offsets()), pending,
-                    membership(f.membership(), e.getValue())));
+                    membership(f.membership(), f.protocolType(), e.getValue())));
         }
         return out;
     }
@@ -143,7 +143,7 @@ public final class GroupFiles implements GroupStore {
      * The stored membership if it is whole and consistent (another process wrote the file): else
      * none, and the group loads Empty with its offsets, its members rejoining as after a restart.
      */
-    static GroupStore.StoredMembership membership(MembershipRow m, Path file) {
+    static GroupStore.StoredMembership membership(MembershipRow m, String protocolType, Path file) {
         if (m == null) {
             return null;
         }
@@ -153,9 +153,9 @@ public final class GroupFiles implements GroupStore {
             problem = "negative generation";
         } else if (rows.size() > MAX_STORED_MEMBERS) {
             problem = rows.size() + " members";
-        } else if (!rows.isEmpty() && (m.protocolName() == null || m.leader() == null
+        } else if (!rows.isEmpty() && (protocolType == null || protocolType.isEmpty() || m.protocolName() == null || m.leader() == null
                 || rows.stream().noneMatch(r -> r != null && m.leader().equals(r.memberId())))) {
-            problem = "no protocol or no leader among the members";
+            problem = "no protocol type, no protocol or no leader among the members";
         } else {
             java.util.Set<String> ids = new java.util.HashSet<>();
             java.util.Set<String> instances = new java.util.HashSet<>();
@@ -163,7 +163,7 @@ public final class GroupFiles implements GroupStore {
                 if (r == null || r.memberId() == null || r.memberId().isEmpty() || !ids.add(r.memberId()) || r.clientId() == null
                         || r.clientHost() == null || r.sessionTimeoutMs() <= 0 || r.rebalanceTimeoutMs() <= 0
                         || r.subscription() == null || r.assignment() == null
-                        || (r.groupInstanceId() != null && !instances.add(r.groupInstanceId()))) {
+                        || (r.groupInstanceId() != null && (r.groupInstanceId().isEmpty() || !instances.add(r.groupInstanceId())))) {
                     problem = "a member without an id, a client, timeouts or protocol bytes, or twice";
                     break;
                 }

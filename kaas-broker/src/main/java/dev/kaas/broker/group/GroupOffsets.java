@@ -276,16 +276,19 @@ final class GroupOffsets {
 
     /**
      * Saves the membership {@link ClassicGroup#storeMembership} recorded, with the group's offsets.
-     * A save that fails leaves the group as it is in memory: a coordinator that takes the slot over
-     * finds the membership saved before, and members of a later generation rejoin there.
+     *
+     * @return NONE once durable; NOT_COORDINATOR when the slot was taken over; COORDINATOR_NOT_AVAILABLE
+     *         when the volume refused the write (Apache's storeGroup errors, as its SyncGroup answers them)
      */
-    void saveMembership(ClassicGroup group) {
+    Errors saveMembership(ClassicGroup group) {
         try {
             saveOrDelete(group, group.offsets(), group.pendingTxnOffsets());
+            return Errors.NONE;
         } catch (NotCoordinatorException e) {
-            LOG.debugf("group=%s membership not saved: %s", group.groupId(), e.getMessage());
+            return Errors.NOT_COORDINATOR;
         } catch (IOException | RuntimeException e) {
             LOG.warnf("group=%s membership of generation %d not saved: %s", group.groupId(), group.generationId(), e.toString());
+            return Errors.COORDINATOR_NOT_AVAILABLE;
         }
     }
 

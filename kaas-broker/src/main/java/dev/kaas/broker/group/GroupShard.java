@@ -76,9 +76,23 @@ public final class GroupShard {
                         + "). Rebalancing in order to give a chance for consumers to commit offsets");
             }
             for (Member m : List.copyOf(group.members())) {
-                scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
+                // Bounded by this broker's group.max.session.timeout.ms: the file came from another process.
+                scheduleMemberExpiry(group, m.memberId, Math.min(m.sessionTimeoutMs, config.maxSessionTimeoutMs()), false);
             }
         }
+    }
+
+    /**
+     * Apache's {@code storeGroup}: records the membership as it is now and saves the group's file.
+     * When the save fails, the record stays what the file still holds, and the error is returned.
+     */
+    private Errors storeGroup(ClassicGroup group) {
+        GroupStore.StoredMembership before = group.storeMembership();
+        Errors error = offsets.saveMembership(group);
+        if (error != Errors.NONE) {
+            group.restoreMembership(before);
+        }
+        return error;
     }
 
     public int slot() {
@@ -118,6 +132,17 @@ public final class GroupShard {
             callback.accept(joinError(req.memberId(), Errors.GROUP_MAX_SIZE_REACHED));
             return;
         }
+        if (!unknownMember && group.has(req.memberId()) && !acceptsCurrentMember(group, req.memberId())) {
+            // Apache's acceptJoiningMember: a group over group.max.size (loaded from a file, or the setting lowered)
+            // keeps its first rejoining members and turns the last ones away.
+            Member turnedAway = group.get(req.memberId());
+            scheduler.cancel(heartbeatKey(group, turnedAway.memberId));
+            group.completeJoin(turnedAway, joinError(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED));
+            group.remove(turnedAway.memberId);
+            callback.accept(joinError(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED));
+            checkJoinComplete(group);
+            return;
+        }
         Map<String, byte[]> protocols = new LinkedHashMap<>();
         req.protocols().forEach(p -> protocols.put(p.name(), p.metadata()));
         String reason = req.reason() == null ? "not provided" : req.reason();
@@ -129,6 +154,17 @@ public final class GroupShard {
         if (group.is(GroupState.EMPTY) && group.hasNoMembers() && group.offsets().isEmpty() && group.pendingTxnOffsets().isEmpty()) {
             groups.remove(groupId);
         }
+    }
+
+    /**
+     * Apache's {@code acceptJoiningMember} for a current member: while preparing a rebalance, one
+     * already rejoined or one of the first {@code group.max.size} to rejoin; otherwise every current member.
+     */
+    private boolean acceptsCurrentMember(ClassicGroup group, String memberId) {
+        return switch (group.state()) {
+            case PREPARING_REBALANCE -> group.get(memberId).isAwaitingJoin() || group.numAwaitingJoin() < config.maxSize();
+            default -> true;
+        };
     }
 
     private boolean acceptsNewMember(ClassicGroup group) {
@@ -256,8 +292,17 @@ public final class GroupShard {
                 String nextProtocol = group.selectProtocol();
                 if (nextProtocol.equals(group.protocolName())) {
                     // The new incarnation is saved as a member first (Apache's storeGroup), so a coordinator taking over knows it.
-                    group.storeMembership();
-                    offsets.saveMembership(group);
+                    Errors stored = storeGroup(group);
+                    if (stored != Errors.NONE) {
+                        // As Apache: the old incarnation is put back, and the new one hears why it is not a member.
+                        scheduler.cancel(heartbeatKey(group, newMemberId));
+                        group.replaceStaticMember(newMemberId, old, joinError(newMemberId, stored),
+                                new SyncGroupResponseData().setErrorCode(stored.code()));
+                        scheduleMemberExpiry(group, oldMemberId, old.sessionTimeoutMs, false);
+                        callback.accept(joinError(UNKNOWN_MEMBER_ID, stored).setGenerationId(group.generationId())
+                                .setProtocolType(group.protocolType()).setProtocolName(group.protocolName()).setLeader(currentLeader));
+                        return;
+                    }
                     // Returning the old leader id keeps the rejoined member from computing a useless assignment.
                     callback.accept(new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(group.generationId())
                             .setProtocolType(group.protocolType()).setProtocolName(group.protocolName())
@@ -351,9 +396,12 @@ public final class GroupShard {
             // Stays EMPTY (listed, described) until the periodic cleanup drops it if it has no offsets, as Apache.
             LOG.infof("group=%s generation=%d is now empty", group.groupId(), group.generationId());
             if (group.storedMembership() != null || !group.offsets().isEmpty()) {
-                // Its file no longer names members a coordinator taking over would load.
-                group.storeMembership();
-                offsets.saveMembership(group);
+                // Its file no longer names members a coordinator taking over would load. As Apache, a failure is only logged:
+                // those members would expire there.
+                Errors stored = storeGroup(group);
+                if (stored != Errors.NONE) {
+                    LOG.warnf("group=%s generation=%d: the empty group was not saved: %s", group.groupId(), group.generationId(), stored);
+                }
             }
             return;
         }
@@ -423,11 +471,16 @@ public final class GroupShard {
                     Map<String, byte[]> assignment = new HashMap<>();
                     req.assignments().forEach(a -> assignment.put(a.memberId(), a.assignment()));
                     group.assign(assignment);
+                    // Saved before the members hear their assignments, as Apache's doSyncGroup: a save that
+                    // fails is their answer, and the group rebalances.
+                    Errors stored = storeGroup(group);
+                    if (stored != Errors.NONE) {
+                        resetAndPropagateAssignmentError(group, stored);
+                        maybePrepareRebalance(group, "Error when storing group assignment during SyncGroup (member: " + member.memberId + ")");
+                        return;
+                    }
                     group.transitionTo(GroupState.STABLE, clock.getAsLong());
                     counters.completedRebalances.increment();
-                    // Saved before the members hear their assignments, as Apache's storeGroup.
-                    group.storeMembership();
-                    offsets.saveMembership(group);
                     for (Member m : List.copyOf(group.members())) {
                         if (m.isAwaitingSync()) {
                             group.completeSync(m, syncResult(group, m));

@@ -57,6 +57,9 @@ class GroupFilesTest {
                 {"\"generation\" : 5", "\"generation\" : -1"},
                 {"\"sessionTimeoutMs\" : 45000", "\"sessionTimeoutMs\" : 0"},
                 {"\"protocolName\" : \"range\"", "\"protocolName\" : null"},
+                {"\"protocolType\" : \"consumer\"", "\"protocolType\" : null"},
+                {"\"groupInstanceId\" : null", "\"groupInstanceId\" : \"instance-2\""},
+                {"\"groupInstanceId\" : \"instance-2\"", "\"groupInstanceId\" : \"\""},
                 {"\"groupInstanceId\" : \"instance-2\"", "\"groupInstanceId\" : null, \"x\" : 1"}}) {
             assertThat(good).contains(change[0]);
             Files.writeString(file, good.replace(change[0], change[1]));

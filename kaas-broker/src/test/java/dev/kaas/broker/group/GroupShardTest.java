@@ -32,6 +32,8 @@ class GroupShardTest {
     static final class InMemoryStore implements GroupStore {
         final Map<String, StoredGroup> groups = new HashMap<>();
         int saves;
+        /** Thrown by every save while set: a volume that refuses writes, or a slot taken over. */
+        Exception failing;
 
         @Override
         public Map<String, StoredGroup> loadAll() {
@@ -39,7 +41,13 @@ class GroupShardTest {
         }
 
         @Override
-        public void save(StoredGroup group) {
+        public void save(StoredGroup group) throws java.io.IOException {
+            if (failing instanceof java.io.IOException io) {
+                throw io;
+            }
+            if (failing instanceof RuntimeException r) {
+                throw r;
+            }
             saves++;
             groups.put(group.groupId(), group);
         }
@@ -146,7 +154,10 @@ class GroupShardTest {
                 .containsEntry(tp, Errors.NONE);
         // (the leader's assignment came back with it)
         assertThat(sync(leader.memberId(), leader.generationId(), Map.of()).get().assignment()).containsExactly(1);
-        assertThat(store.groups.get(G).membership()).as("a commit keeps the stored membership").isEqualTo(saved);
+        GroupStore.StoredMembership kept = store.groups.get(G).membership();
+        assertThat(kept.generationId()).as("a commit keeps the stored membership").isEqualTo(leader.generationId());
+        assertThat(kept.members()).extracting(GroupStore.StoredMember::memberId).containsExactlyInAnyOrder(leader.memberId(), follower.memberId());
+        assertThat(kept.members().stream().map(m -> m.assignment()[0]).toList()).containsExactlyInAnyOrder((byte) 1, (byte) 2);
 
         // And the follower, never heard from at the new coordinator, expires there, which starts a rebalance
         for (int i = 0; i < 4; i++) {
@@ -166,6 +177,73 @@ class GroupShardTest {
                 tp -> true, counters);
         shard.load();
         assertThat(shard.stateOf(G)).as("Apache's onGroupLoaded: over group.max.size").isEqualTo(GroupState.PREPARING_REBALANCE);
+
+        // The first member to rejoin stays, the second is turned away (Apache's acceptJoiningMember), and the group shrinks to one
+        List<JoinGroupResponseData> members = List.copyOf(store.groups.get(G).membership().members().stream()
+                .map(m -> new JoinGroupResponseData().setMemberId(m.memberId())).toList());
+        var first = join(members.get(0).memberId(), null);
+        var second = join(members.get(1).memberId(), null);
+        assertThat(Errors.forCode(second.get().errorCode())).isEqualTo(Errors.GROUP_MAX_SIZE_REACHED);
+        assertThat(first.get()).as("the rebalance completes with the member that stayed").isNotNull();
+        assertThat(first.get().members()).hasSize(1);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.COMPLETING_REBALANCE);
+    }
+
+    @Test
+    void aSyncWhoseAssignmentIsNotSavedAnswersTheStoreErrorAndTheGroupRebalances() {
+        // Given two members through their join, the store refusing writes when the leader syncs
+        var a = joinNew();
+        var b = joinNew();
+        scheduler.advance(6_000);
+        JoinGroupResponseData leader = a.get().leader().equals(a.get().memberId()) ? a.get() : b.get();
+        JoinGroupResponseData follower = leader == a.get() ? b.get() : a.get();
+        var followerSync = sync(follower.memberId(), follower.generationId(), Map.of());
+        store.failing = new java.io.IOException("volume refused the write");
+
+        // When the leader syncs
+        var leaderSync = sync(leader.memberId(), leader.generationId(), Map.of(leader.memberId(), new byte[] {1}, follower.memberId(), new byte[] {2}));
+
+        // Then nobody is told an assignment that is not saved: both hear the error, and the group rebalances
+        assertThat(Errors.forCode(leaderSync.get().errorCode())).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(Errors.forCode(followerSync.get().errorCode())).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
+        assertThat(store.groups).doesNotContainKey(G);
+        assertThat(counters.completedRebalances()).isZero();
+    }
+
+    @Test
+    void aSyncAfterTheSlotWasTakenOverAnswersNotCoordinator() {
+        var a = joinNew();
+        scheduler.advance(6_000);
+        store.failing = new org.apache.kafka.common.errors.NotCoordinatorException("taken over");
+        var s = sync(a.get().memberId(), a.get().generationId(), Map.of(a.get().memberId(), new byte[] {1}));
+        assertThat(Errors.forCode(s.get().errorCode())).isEqualTo(Errors.NOT_COORDINATOR);
+    }
+
+    @Test
+    void aStaticMembersNewIncarnationIsSavedAndOneThatCouldNotBeIsTurnedBackToTheOld() {
+        // Given a Stable group of one static member
+        var a = join("", "instance-a");
+        scheduler.advance(3_000);
+        String oldId = a.get().memberId();
+        sync(oldId, 1, Map.of(oldId, new byte[] {9}));
+
+        // When its new incarnation joins while the store refuses writes
+        store.failing = new java.io.IOException("volume refused the write");
+        var refused = join("", "instance-a");
+
+        // Then it is told so, and the old incarnation is still the member
+        assertThat(Errors.forCode(refused.get().errorCode())).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(shard.heartbeat(G, oldId, "instance-a", 1)).isEqualTo(Errors.NONE);
+        assertThat(store.groups.get(G).membership().members()).extracting(GroupStore.StoredMember::memberId).containsExactly(oldId);
+
+        // And once the store takes writes, a new incarnation is saved before it hears its member id
+        store.failing = null;
+        var again = join("", "instance-a");
+        assertThat(Errors.forCode(again.get().errorCode())).isEqualTo(Errors.NONE);
+        assertThat(store.groups.get(G).membership().members()).extracting(GroupStore.StoredMember::memberId)
+                .containsExactly(again.get().memberId());
+        assertThat(store.groups.get(G).membership().members().get(0).assignment()).containsExactly(9);
     }
 
     @Test
