@@ -509,31 +509,31 @@ class MetricsIT {
         }
     }
 
-    /** With the JSON switch on, every broker log line is a JSON object naming the broker and, once it has one, the controller epoch. */
+    /**
+     * With the JSON switch on, every broker and controller log line is a JSON object naming its
+     * process and, once it has one, the controller epoch.
+     */
     @Test
     void jsonLogsNameTheBrokerTheControllerAndTheControllerEpoch() throws Exception {
+        assertThat(jsonLinesNaming(cluster.brokerLog(), "broker.id", "1"))
+                .as("a line after the first assignment carries the controller epoch").isTrue();
+        assertThat(jsonLinesNaming(cluster.controllerLog(), "controller.id", "controller-metrics-it"))
+                .as("a line written while it leads carries its lease epoch").isTrue();
+    }
+
+    /** Checks every line of {@code log} is a JSON object whose MDC has {@code key} = {@code value}; whether one names an epoch. */
+    static boolean jsonLinesNaming(java.nio.file.Path log, String key, String value) throws Exception {
         var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-        List<String> lines = java.nio.file.Files.readAllLines(cluster.brokerLog()).stream().filter(l -> !l.isBlank()).toList();
+        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(l -> !l.isBlank()).toList();
         assertThat(lines).isNotEmpty();
         boolean epoch = false;
         for (String line : lines) {
             var node = mapper.readTree(line);
             assertThat(node.path("message").isTextual()).as(line).isTrue();
-            assertThat(node.path("mdc").path("broker.id").asText()).as(line).isEqualTo("1");
+            assertThat(node.path("mdc").path(key).asText()).as(line).isEqualTo(value);
             epoch |= node.path("mdc").path("controller.epoch").asText().matches("\\d+");
         }
-        assertThat(epoch).as("a line after the first assignment carries the controller epoch").isTrue();
-
-        List<String> controllerLines = java.nio.file.Files.readAllLines(cluster.controllerLog()).stream().filter(l -> !l.isBlank()).toList();
-        assertThat(controllerLines).isNotEmpty();
-        boolean leading = false;
-        for (String line : controllerLines) {
-            var node = mapper.readTree(line);
-            assertThat(node.path("message").isTextual()).as(line).isTrue();
-            assertThat(node.path("mdc").path("controller.id").asText()).as(line).isEqualTo("controller-metrics-it");
-            leading |= node.path("mdc").path("controller.epoch").asText().matches("\\d+");
-        }
-        assertThat(leading).as("a line written while it leads carries its lease epoch").isTrue();
+        return epoch;
     }
 
     /** A span's attributes as strings (ints and booleans in their decimal and true/false forms). */
