@@ -158,10 +158,14 @@ class ConnectionRateIT {
                 answeredNs[i] = System.nanoTime();
             }
             long lastFour = TimeUnit.NANOSECONDS.toMillis(answeredNs[count - 1] - answeredNs[count - 5]);
-            System.out.printf("%d TLS connections at a listener rate of %d/s, one after another: the last four in %d ms%n",
-                    count, TLS_RATE, lastFour);
-            // Past the first TLS_RATE, each is held until its turn (about 250 ms apart), its ClientHello with it.
-            assertThat(lastFour).as("the last four waited their turns").isGreaterThan(600);
+            long all = TimeUnit.NANOSECONDS.toMillis(answeredNs[count - 1] - answeredNs[0]);
+            System.out.printf("%d TLS connections at a listener rate of %d/s, one after another: all in %d ms, the last four in %d ms%n",
+                    count, TLS_RATE, all, lastFour);
+            // Past the first TLS_RATE, each is held until its turn (about 250 ms apart), its ClientHello with it. Measured
+            // over all of them, not the last few: on a loaded machine slow handshakes spend part of the rate themselves,
+            // and then the last ones need not wait (CI once saw the last four in 337 ms after slow first ones).
+            long turns = count - TLS_RATE - 1;
+            assertThat(all).as("the ones past the first %d waited their turns", TLS_RATE).isGreaterThan(turns * 1000 / TLS_RATE * 7 / 10);
         } finally {
             for (Socket s : sockets) {
                 s.close();
