@@ -76,8 +76,10 @@ public final class GroupShard {
                         + "). Rebalancing in order to give a chance for consumers to commit offsets");
             }
             for (Member m : List.copyOf(group.members())) {
-                // Bounded by this broker's group.max.session.timeout.ms: the file came from another process.
-                scheduleMemberExpiry(group, m.memberId, Math.min(m.sessionTimeoutMs, config.maxSessionTimeoutMs()), false);
+                // Bounded by this broker's group.max.session.timeout.ms, for this timer and every later one: the file came
+                // from another process.
+                m.sessionTimeoutMs = Math.min(m.sessionTimeoutMs, config.maxSessionTimeoutMs());
+                scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
             }
         }
     }
@@ -534,7 +536,13 @@ public final class GroupShard {
     }
 
     private void resetAndPropagateAssignmentError(ClassicGroup group, Errors error) {
+        List<Member> waiting = group.members().stream().filter(Member::isAwaitingSync).toList();
         group.resetAssignments(new SyncGroupResponseData().setErrorCode(error.code()));
+        // As Apache's propagateAssignment: a member answered now restarts its session timer, whose expiry was
+        // ignored while it waited, so that it has a whole session to rejoin.
+        for (Member m : waiting) {
+            scheduleMemberExpiry(group, m.memberId, m.sessionTimeoutMs, false);
+        }
     }
 
     // ---------------------------------------------------------------- Heartbeat and LeaveGroup

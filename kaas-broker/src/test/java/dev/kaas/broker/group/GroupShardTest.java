@@ -200,7 +200,8 @@ class GroupShardTest {
         var followerSync = sync(follower.memberId(), follower.generationId(), Map.of());
         store.failing = new java.io.IOException("volume refused the write");
 
-        // When the leader syncs
+        // When the leader syncs late in the follower's session
+        scheduler.advance(SESSION - 1_000);
         var leaderSync = sync(leader.memberId(), leader.generationId(), Map.of(leader.memberId(), new byte[] {1}, follower.memberId(), new byte[] {2}));
 
         // Then nobody is told an assignment that is not saved: both hear the error, and the group rebalances
@@ -209,6 +210,9 @@ class GroupShardTest {
         assertThat(shard.stateOf(G)).isEqualTo(GroupState.PREPARING_REBALANCE);
         assertThat(store.groups).doesNotContainKey(G);
         assertThat(counters.completedRebalances()).isZero();
+        // And the members answered restart their session timers (Apache's propagateAssignment): the follower has time to rejoin
+        scheduler.advance(2_000);
+        assertThat(shard.heartbeat(G, follower.memberId(), null, follower.generationId())).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
     }
 
     @Test
