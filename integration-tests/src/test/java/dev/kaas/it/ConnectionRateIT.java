@@ -123,8 +123,9 @@ class ConnectionRateIT {
             // RATE pass at once; the 3 × RATE after them come at about RATE a second.
             assertThat(answeredMs[count - 1]).as("the last connection waited its turn").isGreaterThan(2_000);
             // Measured against the last one, not the clock: a loaded machine (another IT fork) delays
-            // every answer alike, but only the rate spreads them out.
-            assertThat(answeredMs[count - 1] - answeredMs[RATE / 2]).as("the first ones did not").isGreaterThan(1_500);
+            // every answer alike, but only the rate spreads them out. Against the first one: how many
+            // more pass at once depends on where the rate's sample windows fall (CI once saw five).
+            assertThat(answeredMs[count - 1] - answeredMs[0]).as("the first one did not").isGreaterThan(1_500);
         } finally {
             for (Socket s : sockets) {
                 s.close();

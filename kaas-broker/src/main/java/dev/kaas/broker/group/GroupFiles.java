@@ -49,7 +49,7 @@ public final class GroupFiles implements GroupStore {
     record PendingRow(long producerId, short producerEpoch, List<OffsetRow> offsets) {
     }
 
-    /** The membership of the group's last completed rebalance; absent in files older than it, and when the group is Empty. */
+    /** The membership of the group's last completed rebalance (its generation alone once Empty); absent in files older than it. */
     record MembershipRow(int generation, String protocolName, String leader, List<MemberRow> members) {
     }
 
