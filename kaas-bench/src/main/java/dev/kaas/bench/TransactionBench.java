@@ -22,24 +22,32 @@ public final class TransactionBench {
     private final int records;
     private final int reps;
     private final List<String> systems;
+    private final int warmup;
 
-    TransactionBench(SideBySide bench, int records, int reps, List<String> systems) {
+    TransactionBench(SideBySide bench, int records, int reps, List<String> systems, int warmup) {
         this.bench = bench;
         this.records = records;
         this.reps = reps;
         this.systems = systems;
+        this.warmup = warmup;
     }
 
-    /** Parses {@code --transactions [--records N] [--reps R] [--systems kaas,apache,apache-fsync]}. */
+    /**
+     * Parses {@code --transactions [--records N] [--reps R] [--systems kaas,apache,apache-fsync] [--warmup W]}.
+     * With {@code --warmup W}, every fresh broker first takes W records of the (t100) workload on a
+     * topic of its own, not measured, so that what is measured is a broker past its JIT's compiling
+     * (a broker that has run for a while) rather than one started seconds before.
+     */
     static int main0(String[] args) throws Exception {
-        BenchArgs a = BenchArgs.parse("--transactions", args, 500_000, 3, List.of("kaas", "apache", "apache-fsync"), Map.of());
-        new TransactionBench(a.launcher("transactions-", 0, a.systems), a.records, a.reps, a.systems).run();
+        BenchArgs a = BenchArgs.parse("--transactions", args, 500_000, 3, List.of("kaas", "apache", "apache-fsync"),
+                Map.of("--warmup", 0L));
+        new TransactionBench(a.launcher("transactions-", 0, a.systems), a.records, a.reps, a.systems, a.intOption("--warmup")).run();
         return 0;
     }
 
     void run() throws Exception {
-        System.out.printf("transactions: %d records x 1024 B, transactions of 100 ms and 10 ms, %d repetitions, work dir %s%n",
-                records, reps, bench.work());
+        System.out.printf("transactions: %d records x 1024 B, transactions of 100 ms and 10 ms, %d repetitions, warm-up %d records, work dir %s%n",
+                records, reps, warmup, bench.work());
         SideBySide.warmProbe();
         for (int rep = 0; rep < reps; rep++) {
             bench.showCommands(rep == 0);
@@ -52,6 +60,11 @@ public final class TransactionBench {
                 try (SideBySide.Server s = bench.startServer(system, rep)) {
                     SideBySide.createTopic(s, "t100", 1);
                     SideBySide.createTopic(s, "t10", 1);
+                    if (warmup > 0) {
+                        SideBySide.createTopic(s, "warm", 1);
+                        bench.producerPerf(s, "warm", warmup, "all", 1,
+                                List.of("--transactional-id", "bench-warm-" + rep, "--transaction-duration-ms", "100"));
+                    }
                     measure(system, s, "t100", 100, rep);
                     measure(system, s, "t10", 10, rep);
                     SideBySide.Result rc = bench.consumerPerf(s, "t100", records, Map.of("isolation.level", "read_committed"));
@@ -61,8 +74,8 @@ public final class TransactionBench {
                 SideBySide.settleDisk();
             }
         }
-        String title = String.format("%s, transactions: %d records x 1024 B, acks=all, 1 partition, %d reps (medians)",
-                LocalDateTime.now().withNano(0), records, reps);
+        String title = String.format("%s, transactions: %d records x 1024 B, acks=all, 1 partition, %d reps, warm-up %d records (medians)",
+                LocalDateTime.now().withNano(0), records, reps, warmup);
         System.out.println();
         System.out.println(title);
         bench.printTable();
