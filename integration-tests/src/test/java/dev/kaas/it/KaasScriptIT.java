@@ -139,6 +139,15 @@ class KaasScriptIT {
             assertThat(up.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         }
         assertThat(Files.exists(data.resolve("__cluster/catalog/topics.json"))).isTrue();
+        // A clean start, produce and stop logs no stack trace (the controller stream's end used to
+        // reach the broker after its session thread had stopped, and gRPC logged the rejection).
+        try (var logs = Files.list(data.resolve("logs"))) {
+            List<Path> files = logs.filter(f -> f.getFileName().toString().endsWith(".log")).toList();
+            assertThat(files).isNotEmpty();
+            for (Path f : files) {
+                assertThat(Files.readString(f)).as(f.toString()).doesNotContain("\n\tat ").doesNotContain("Exception thrown by");
+            }
+        }
 
         Run again = start("up", "--data", data.toString(), "--port", Integer.toString(port));
         try {

@@ -85,6 +85,9 @@ public class ControllerSession {
     private volatile boolean accepted;
     /** The current stream is being ended because the controller went silent: try the next one. */
     private volatile boolean silent;
+    /** When this broker first found no cluster id on the volume (0: not yet); session thread only. */
+    private long firstEmptyIdNanos;
+    static final long EMPTY_CLUSTER_ID_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     void onStart(@Observes StartupEvent ev) {
         // The controller completes handoffs on our report that we applied (closed) an assignment: send it at once.
@@ -117,6 +120,26 @@ public class ControllerSession {
         if (stopping) {
             return;
         }
+        String clusterId;
+        try {
+            clusterId = StandaloneMetadata.readClusterId(Path.of(config.dataDir()));
+        } catch (Exception e) {
+            clusterId = "";
+        }
+        if (clusterId.isEmpty()) {
+            // A fresh volume: the controller writes the cluster id when it formats it, which may be
+            // after this broker started. Registering without it would be refused, loudly on both
+            // sides; a while later it is, so that a directory that is not the volume is still named.
+            long now = System.nanoTime();
+            if (firstEmptyIdNanos == 0) {
+                firstEmptyIdNanos = now;
+            }
+            if (now - firstEmptyIdNanos < EMPTY_CLUSTER_ID_WAIT_NANOS) {
+                LOG.debugf("no cluster id in %s yet, waiting for the controller to format the volume", config.dataDir());
+                thread.schedule(this::connect, 200, TimeUnit.MILLISECONDS);
+                return;
+            }
+        }
         int gen = ++generation;
         connects.incrementAndGet();
         lastHeardNanos = System.nanoTime();
@@ -127,12 +150,6 @@ public class ControllerSession {
         // meanwhile; ours is the one that should count, so that a broker that started before its
         // controller, or outlived one, registers as soon as a controller answers.
         channel.resetConnectBackoff();
-        String clusterId;
-        try {
-            clusterId = StandaloneMetadata.readClusterId(Path.of(config.dataDir()));
-        } catch (Exception e) {
-            clusterId = "";
-        }
         try {
             AssignmentChunks.Assembler assembler = new AssignmentChunks.Assembler();
             out = BrokerLinkGrpc.newStub(channel).session(new StreamObserver<>() {
@@ -214,6 +231,18 @@ public class ControllerSession {
     }
 
     private void ended(int gen, String why, boolean tryNextController) {
+        if (stopping) {
+            // The stream's end at shutdown reaches us after the session thread is gone.
+            return;
+        }
+        try {
+            endedOnSessionThread(gen, why, tryNextController);
+        } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            // stopping was set between the check and the hand-off: nothing to reconnect.
+        }
+    }
+
+    private void endedOnSessionThread(int gen, String why, boolean tryNextController) {
         thread.execute(() -> {
             // Several paths may report one stream's end (our cancel and its error callback): act once.
             if (gen != generation || gen == endedGeneration || stopping) {
