@@ -32,7 +32,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       read=… in …ms"): bytes the cleaning read over the whole pass's time, key map included;</li>
  *   <li>(plain) keyed produce throughput into a {@code cleanup.policy=delete} topic;</li>
  *   <li>(compact) the same into a compacted topic with 16 MiB segments, cleaned as it is written
- *       ({@code min.cleanable.dirty.ratio} 0.5): its ratio to (plain) is the cleaner's cost to producers.</li>
+ *       ({@code min.cleanable.dirty.ratio} 0.5): its ratio to (plain) is the cleaner's cost to producers.
+ *       The two are measured in alternating windows on the same broker (see {@link #measureProduce}).</li>
  * </ul>
  * The issue's targets: cleaner throughput compared with Apache's; produce impact of cleaning at most 10 %.
  */
@@ -44,30 +45,37 @@ public final class CompactionBench {
     private final int records;
     private final int cleanRecords;
     private final int reps;
+    private final int rounds;
     private final List<String> systems;
+    /** Every pair's (compact)/(plain) ratio, per system, over all repetitions. */
+    private final Map<String, List<Double>> allPairs = new java.util.LinkedHashMap<>();
 
-    CompactionBench(SideBySide bench, int records, int cleanRecords, int reps, List<String> systems) {
+    CompactionBench(SideBySide bench, int records, int cleanRecords, int reps, int rounds, List<String> systems) {
         this.bench = bench;
         this.records = records;
         this.cleanRecords = cleanRecords;
         this.reps = reps;
+        this.rounds = rounds;
         this.systems = systems;
     }
 
     /**
-     * Parses {@code --compaction [--records N] [--clean-records M] [--reps R] [--systems kaas,apache]}: N records
-     * for each produce measurement, M (default 1,000,000, about 1 GB) for the timed pass, so that
-     * Apache's pass time, which its log prints to a tenth of a second, is seconds long.
+     * Parses {@code --compaction [--records N] [--clean-records M] [--rounds K] [--reps R] [--systems kaas,apache]}:
+     * N records for each produce window, K pairs of windows (plain, compacted) per broker, M
+     * (default 1,000,000, about 1 GB) for the timed pass, so that Apache's pass time, which its log
+     * prints to a tenth of a second, is seconds long.
      */
     static int main0(String[] args) throws Exception {
-        BenchArgs a = BenchArgs.parse("--compaction", args, 200_000, 3, List.of("kaas", "apache"), Map.of("--clean-records", 1_000_000L));
-        new CompactionBench(a.launcher("compaction-", 0, a.systems), a.records, a.intOption("--clean-records"), a.reps, a.systems).run();
+        BenchArgs a = BenchArgs.parse("--compaction", args, 200_000, 3, List.of("kaas", "apache"),
+                Map.of("--clean-records", 1_000_000L, "--rounds", 6L));
+        new CompactionBench(a.launcher("compaction-", 0, a.systems), a.records, a.intOption("--clean-records"), a.reps,
+                a.intOption("--rounds"), a.systems).run();
         return 0;
     }
 
     void run() throws Exception {
-        System.out.printf("compaction: a pass over %d records, produce of %d records, x 1024 B, one key in ten live, %d repetitions, work dir %s%n",
-                cleanRecords, records, reps, bench.work());
+        System.out.printf("compaction: a pass over %d records, produce in %d pairs of windows of %d records, x 1024 B, one key in ten live, "
+                + "%d repetitions, work dir %s%n", cleanRecords, rounds, records, reps, bench.work());
         SideBySide.warmProbe();
         for (int rep = 0; rep < reps; rep++) {
             bench.showCommands(rep == 0);
@@ -81,30 +89,119 @@ public final class CompactionBench {
                 try (SideBySide.Server s = bench.startServer(system, rep,
                         List.of("kaas.broker.log-cleaner-backoff=1s"), List.of("log.cleaner.backoff.ms=1000"))) {
                     measureCleaner(system, s, dir);
-                    Map<String, String> compacted = Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(16 << 20));
-                    // Alternating, so neither gains from coming second (a warmer JVM, a settled disk).
-                    double plain;
-                    double compact;
-                    if (rep % 2 == 0) {
-                        plain = produce(s, "plain", Map.of(), records);
-                        compact = produce(s, "compact", compacted, records);
-                    } else {
-                        compact = produce(s, "compact", compacted, records);
-                        plain = produce(s, "plain", Map.of(), records);
-                    }
-                    bench.record(system, "(plain) keyed produce MB/s", plain);
-                    bench.record(system, "(compact) produce while cleaning MB/s", compact);
-                    bench.record(system, "(compact)/(plain) produce", compact / plain);
+                    measureProduce(system, s, dir, rep);
                 }
                 SideBySide.deleteTree(dir.resolve("data"));
                 SideBySide.settleDisk();
             }
         }
-        String title = String.format("%s, compaction: a pass over %d records, produce of %d records, x 1024 B, one key in ten live, "
-                + "acks=all, 1 partition, %d reps (medians)", LocalDateTime.now().withNano(0), cleanRecords, records, reps);
+        String title = String.format("%s, compaction: a pass over %d records, produce in %d pairs of windows of %d records, x 1024 B, "
+                + "one key in ten live, acks=all, 1 partition, %d reps (medians)", LocalDateTime.now().withNano(0), cleanRecords, rounds,
+                records, reps);
         System.out.println();
         System.out.println(title);
         bench.printTable();
+        for (var e : allPairs.entrySet()) {
+            double[] ci = medianWithInterval(e.getValue());
+            System.out.printf("%s: (compact)/(plain) over all %d pairs: median %.3f, 95%% interval of the median [%.3f, %.3f]%n",
+                    e.getKey(), e.getValue().size(), ci[0], ci[1], ci[2]);
+        }
+    }
+
+    /**
+     * {median, low, high}: the median of {@code values} and its distribution-free 95 % confidence
+     * interval, the order statistics whose ranks the binomial(n, 1/2) distribution gives (no
+     * assumption about how the pairs' ratios spread; with fewer than 6 values the interval is the
+     * whole range).
+     */
+    static double[] medianWithInterval(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        int n = v.length;
+        double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        // The largest k with P(B < k) <= 0.025, B ~ binomial(n, 1/2): [v(k), v(n-k+1)], 1-based.
+        int k = 0;
+        double below = 0;
+        double term = Math.pow(0.5, n);
+        for (int i = 0; i < n; i++) {
+            if (below + term > 0.025) {
+                break;
+            }
+            below += term;
+            term = term * (n - i) / (i + 1);
+            k = i + 1;
+        }
+        return k == 0 ? new double[] {median, v[0], v[n - 1]} : new double[] {median, v[k - 1], v[n - k]};
+    }
+
+    /**
+     * Produce with and without cleaning, in {@code rounds} pairs of windows of {@code records}
+     * records each, the order within a pair alternating (ABBA: a trend over the run, the JIT's or
+     * the disk's, falls on both alike), the page cache synced before every window. A single pair
+     * cannot resolve 10 % here: two windows a few seconds apart differ by up to a third either way.
+     * The compacted topic is written with the same keys every window, so the cleaner works through
+     * every window of it; the plain topic is never cleaned. Recorded: each kind's throughput over
+     * all its windows (records over summed seconds), their ratio, the median of the pairs' ratios,
+     * and the cleaner's passes over the compacted topic (zero would mean nothing was measured).
+     */
+    private void measureProduce(String system, SideBySide.Server s, Path dir, int rep) throws Exception {
+        createTopic(s, "plain", Map.of());
+        createTopic(s, "compact", Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(16 << 20)));
+        // One unmeasured window each first: the first write after the timed pass ran up to a
+        // third slower than the rest (whichever topic came first), for both systems.
+        window(s, "plain");
+        window(s, "compact");
+        int passesBefore = passes(system, dir, "compact-0");
+        double plainSeconds = 0;
+        double compactSeconds = 0;
+        double[] pairRatios = new double[rounds];
+        for (int round = 0; round < rounds; round++) {
+            boolean plainFirst = (round + rep) % 2 == 0;
+            double first = window(s, plainFirst ? "plain" : "compact");
+            double second = window(s, plainFirst ? "compact" : "plain");
+            double plain = plainFirst ? first : second;
+            double compact = plainFirst ? second : first;
+            plainSeconds += plain;
+            compactSeconds += compact;
+            pairRatios[round] = plain / compact;
+            allPairs.computeIfAbsent(system, k -> new ArrayList<>()).add(plain / compact);
+            System.out.printf("  round %d: plain %.2f MB/s, compact %.2f MB/s, compact/plain %.2f%n", round + 1, mb(records) / plain,
+                    mb(records) / compact, plain / compact);
+        }
+        double plainRate = mb((long) records * rounds) / plainSeconds;
+        double compactRate = mb((long) records * rounds) / compactSeconds;
+        java.util.Arrays.sort(pairRatios);
+        double medianPair = rounds % 2 == 1 ? pairRatios[rounds / 2] : (pairRatios[rounds / 2 - 1] + pairRatios[rounds / 2]) / 2;
+        bench.record(system, "(plain) keyed produce MB/s", plainRate);
+        bench.record(system, "(compact) produce while cleaning MB/s", compactRate);
+        bench.record(system, "(compact)/(plain) produce", compactRate / plainRate);
+        bench.record(system, "(compact)/(plain) median of pairs", medianPair);
+        bench.record(system, "(compact) cleaner passes", passes(system, dir, "compact-0") - passesBefore);
+    }
+
+    /** Seconds to write {@code records} keyed records to {@code topic}, after syncing the page cache. */
+    private double window(SideBySide.Server s, String topic) throws Exception {
+        SideBySide.settleDisk();
+        return mb(records) / produce(s, topic, records);
+    }
+
+    private static double mb(long records) {
+        return records * 1024.0 / (1024 * 1024);
+    }
+
+    /** How many finished passes over {@code partition} the broker has logged so far. */
+    private static int passes(String system, Path dir, String partition) throws Exception {
+        Path log = system.equals("kaas") ? dir.resolve("broker.log") : dir.resolve("logs").resolve("log-cleaner.log");
+        if (!Files.exists(log)) {
+            return 0;
+        }
+        Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(Files.readString(log));
+        int n = 0;
+        while (m.find()) {
+            if (m.group(1).equals(partition)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** One pass over everything written, timed by the broker itself. */
@@ -114,7 +211,7 @@ public final class CompactionBench {
         long created = System.currentTimeMillis();
         createTopic(s, "big", Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(Integer.MAX_VALUE),
                 "segment.ms", Long.toString(segmentMs), "file.delete.delay.ms", "1000"));
-        produce(s, "big", null, cleanRecords);
+        produce(s, "big", cleanRecords);
         long wait = created + segmentMs + 1000 - System.currentTimeMillis();
         if (wait > 0) {
             Thread.sleep(wait);
@@ -173,12 +270,9 @@ public final class CompactionBench {
 
     /**
      * Writes the records, each key ten times in rounds (key i % keys), and answers MB/s from the
-     * first send to the last acknowledgement. {@code configs} null: the topic exists already.
+     * first send to the last acknowledgement, into a topic that exists.
      */
-    private static double produce(SideBySide.Server s, String topic, Map<String, String> configs, int records) throws Exception {
-        if (configs != null) {
-            createTopic(s, topic, configs);
-        }
+    private static double produce(SideBySide.Server s, String topic, int records) throws Exception {
         int keys = Math.max(1, records / 10);
         byte[] value = new byte[1024 - 16];
         new Random(42).nextBytes(value);
