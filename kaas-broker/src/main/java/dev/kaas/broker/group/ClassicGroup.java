@@ -422,6 +422,13 @@ final class ClassicGroup {
         if (!memberProtocolType.equals(protocolType)) {
             return false;
         }
+        if (members.isEmpty()) {
+            // Its last member left mid-rebalance and the rebalance has not emptied it yet. Apache
+            // counts, per protocol, the members supporting it against the member count: with no
+            // members every protocol passes. A restarted Streams instance joining in that moment
+            // was refused INCONSISTENT_GROUP_PROTOCOL, which is fatal to the client.
+            return !memberProtocols.isEmpty();
+        }
         Set<String> common = candidateProtocols();
         common.retainAll(memberProtocols);
         return !common.isEmpty();

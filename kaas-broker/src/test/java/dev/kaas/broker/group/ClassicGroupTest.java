@@ -87,4 +87,21 @@ class ClassicGroupTest {
         assertThat(a.assignment).isEmpty();
         assertThat(a.isAwaitingSync()).isFalse();
     }
+
+    @Test
+    void aGroupWhoseLastMemberLeftMidRebalanceAcceptsAnyMemberOfItsProtocolType() {
+        // Given a group preparing a rebalance whose last member has just been removed (session
+        // expiry), before the rebalance completes and empties it: a restarted application's members
+        // join in that moment (a Kafka Streams instance restarted after a SIGKILL did)
+        Member a = member("a", null);
+        group.add(a, null);
+        group.transitionTo(GroupState.PREPARING_REBALANCE, 0);
+        group.remove("a");
+
+        // Then, as in Apache (every protocol is supported by all of zero members), a member of the
+        // group's protocol type is accepted whatever its protocols, and only such a member
+        assertThat(group.supportsProtocols("consumer", java.util.Set.of("stream"))).isTrue();
+        assertThat(group.supportsProtocols("connect", java.util.Set.of("stream"))).isFalse();
+        assertThat(group.supportsProtocols("consumer", java.util.Set.of())).isFalse();
+    }
 }
