@@ -68,6 +68,9 @@ public final class CompactionBench {
     static int main0(String[] args) throws Exception {
         BenchArgs a = BenchArgs.parse("--compaction", args, 200_000, 3, List.of("kaas", "apache"),
                 Map.of("--clean-records", 1_000_000L, "--rounds", 6L));
+        if (a.intOption("--rounds") < 1) {
+            throw new IllegalArgumentException("--rounds must be at least 1");
+        }
         new CompactionBench(a.launcher("compaction-", 0, a.systems), a.records, a.intOption("--clean-records"), a.reps,
                 a.intOption("--rounds"), a.systems).run();
         return 0;
@@ -101,11 +104,16 @@ public final class CompactionBench {
         System.out.println();
         System.out.println(title);
         bench.printTable();
+        StringBuilder summary = new StringBuilder();
         for (var e : allPairs.entrySet()) {
             double[] ci = medianWithInterval(e.getValue());
-            System.out.printf("%s: (compact)/(plain) over all %d pairs: median %.3f, 95%% interval of the median [%.3f, %.3f]%n",
-                    e.getKey(), e.getValue().size(), ci[0], ci[1], ci[2]);
+            summary.append(String.format("%s: (compact)/(plain) over all %d pairs: median %.3f, 95%% interval of the median [%.3f, %.3f]"
+                    + " (pairs of one broker share its state: read the interval with the per-broker medians above)%n",
+                    e.getKey(), e.getValue().size(), ci[0], ci[1], ci[2]));
         }
+        System.out.print(summary);
+        Files.writeString(bench.work().resolve("results.md"), "\n" + summary, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.APPEND);
     }
 
     /**
@@ -148,16 +156,16 @@ public final class CompactionBench {
         createTopic(s, "compact", Map.of("cleanup.policy", "compact", "segment.bytes", Integer.toString(16 << 20)));
         // One unmeasured window each first: the first write after the timed pass ran up to a
         // third slower than the rest (whichever topic came first), for both systems.
-        window(s, "plain");
-        window(s, "compact");
+        window(system, s, dir, "plain");
+        window(system, s, dir, "compact");
         int passesBefore = passes(system, dir, "compact-0");
         double plainSeconds = 0;
         double compactSeconds = 0;
         double[] pairRatios = new double[rounds];
         for (int round = 0; round < rounds; round++) {
             boolean plainFirst = (round + rep) % 2 == 0;
-            double first = window(s, plainFirst ? "plain" : "compact");
-            double second = window(s, plainFirst ? "compact" : "plain");
+            double first = window(system, s, dir, plainFirst ? "plain" : "compact");
+            double second = window(system, s, dir, plainFirst ? "compact" : "plain");
             double plain = plainFirst ? first : second;
             double compact = plainFirst ? second : first;
             plainSeconds += plain;
@@ -178,10 +186,35 @@ public final class CompactionBench {
         bench.record(system, "(compact) cleaner passes", passes(system, dir, "compact-0") - passesBefore);
     }
 
-    /** Seconds to write {@code records} keyed records to {@code topic}, after syncing the page cache. */
-    private double window(SideBySide.Server s, String topic) throws Exception {
+    /**
+     * Seconds to write {@code records} keyed records to {@code topic}, once the cleaner has gone
+     * quiet and the page cache is synced: a pass the previous (compact) window started would
+     * otherwise run on into this window, and charge a (plain) window with the cleaner's work.
+     */
+    private double window(String system, SideBySide.Server s, Path dir, String topic) throws Exception {
+        awaitCleanerQuiet(system, dir);
         SideBySide.settleDisk();
         return mb(records) / produce(s, topic, records);
+    }
+
+    /** Longer than the cleaner's 1 s backoff plus one pass over a window's worth (under 0.7 s here). */
+    private static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(2500);
+
+    /** Waits (at most a minute) until no pass over the compacted topic has finished for {@link #QUIET_NANOS}. */
+    private static void awaitCleanerQuiet(String system, Path dir) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        int seen = passes(system, dir, "compact-0");
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(250);
+            int now = passes(system, dir, "compact-0");
+            if (now != seen) {
+                seen = now;
+                quietSince = System.nanoTime();
+            } else if (System.nanoTime() - quietSince >= QUIET_NANOS) {
+                return;
+            }
+        }
     }
 
     private static double mb(long records) {
@@ -190,11 +223,7 @@ public final class CompactionBench {
 
     /** How many finished passes over {@code partition} the broker has logged so far. */
     private static int passes(String system, Path dir, String partition) throws Exception {
-        Path log = system.equals("kaas") ? dir.resolve("broker.log") : dir.resolve("logs").resolve("log-cleaner.log");
-        if (!Files.exists(log)) {
-            return 0;
-        }
-        Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(Files.readString(log));
+        Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(cleanerLog(system, dir));
         int n = 0;
         while (m.find()) {
             if (m.group(1).equals(partition)) {
@@ -202,6 +231,29 @@ public final class CompactionBench {
             }
         }
         return n;
+    }
+
+    /**
+     * What the broker logged of its cleaner so far: kaas's broker.log; Apache's log-cleaner.log and
+     * the files log4j rolled it into (its DatePattern starts a new one every hour). Empty before
+     * the first line.
+     */
+    private static String cleanerLog(String system, Path dir) throws java.io.IOException {
+        if (system.equals("kaas")) {
+            Path log = dir.resolve("broker.log");
+            return Files.exists(log) ? Files.readString(log) : "";
+        }
+        Path logs = dir.resolve("logs");
+        if (!Files.isDirectory(logs)) {
+            return "";
+        }
+        StringBuilder text = new StringBuilder();
+        try (var files = Files.list(logs)) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith("log-cleaner.log")).sorted().toList()) {
+                text.append(Files.readString(f)).append('\n');
+            }
+        }
+        return text.toString();
     }
 
     /** One pass over everything written, timed by the broker itself. */
@@ -230,12 +282,10 @@ public final class CompactionBench {
 
     /** {MB processed, seconds} of the first finished pass over {@code partition}, from the broker's log. */
     private static double[] awaitPass(String system, Path dir, String partition) throws Exception {
-        Path log = system.equals("kaas") ? dir.resolve("broker.log") : dir.resolve("logs").resolve("log-cleaner.log");
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
         while (System.nanoTime() < deadline) {
-            if (Files.exists(log)) {
-                String text = Files.readString(log);
-                Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(text);
+            {
+                Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(cleanerLog(system, dir));
                 while (m.find()) {
                     if (m.group(1).equals(partition)) {
                         if (system.equals("kaas")) {
@@ -247,7 +297,7 @@ public final class CompactionBench {
             }
             Thread.sleep(200);
         }
-        throw new IllegalStateException("no cleaning pass of " + partition + " logged in " + log);
+        throw new IllegalStateException("no cleaning pass of " + partition + " logged under " + dir);
     }
 
     private static void createTopic(SideBySide.Server s, String topic, Map<String, String> configs) throws Exception {

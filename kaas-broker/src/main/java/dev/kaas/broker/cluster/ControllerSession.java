@@ -126,7 +126,10 @@ public class ControllerSession {
         } catch (Exception e) {
             clusterId = "";
         }
-        if (clusterId.isEmpty()) {
+        if (!clusterId.isEmpty()) {
+            // A later empty read (a volume remounted) gets its own grace period.
+            firstEmptyIdNanos = 0;
+        } else {
             // A fresh volume: the controller writes the cluster id when it formats it, which may be
             // after this broker started. Registering without it would be refused, loudly on both
             // sides; a while later it is, so that a directory that is not the volume is still named.
