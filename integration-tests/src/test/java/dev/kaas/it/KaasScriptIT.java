@@ -48,13 +48,27 @@ class KaasScriptIT {
     /** A base port with {@code count - 1} free followers: the script uses four ports per broker/controller pair. */
     static int freeBase(int count) {
         Random r = new Random();
+        // Below the kernel's ephemeral range: a broker stopped and started again reuses its ports,
+        // and meanwhile any client's outgoing connection may take one from that range (a full run
+        // saw broker 2's HTTP port taken so).
+        int below = ephemeralLow();
         for (int attempt = 0; attempt < 200; attempt++) {
-            int base = 20_000 + r.nextInt(40_000);
+            int base = 10_000 + r.nextInt(Math.max(1_000, below - 10_000 - count));
             if (IntStream.range(base, base + count).allMatch(KaasScriptIT::free)) {
                 return base;
             }
         }
         throw new IllegalStateException("no " + count + " consecutive free ports");
+    }
+
+    /** The low end of the kernel's ephemeral port range (Linux's default where it cannot be read). */
+    static int ephemeralLow() {
+        try {
+            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
+            return Integer.parseInt(range.split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
+        }
     }
 
     static boolean free(int port) {
