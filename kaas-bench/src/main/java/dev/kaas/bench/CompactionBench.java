@@ -1,11 +1,14 @@
 package dev.kaas.bench;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -48,7 +51,7 @@ public final class CompactionBench {
     private final int rounds;
     private final List<String> systems;
     /** Every pair's (compact)/(plain) ratio, per system, over all repetitions. */
-    private final Map<String, List<Double>> allPairs = new java.util.LinkedHashMap<>();
+    private final Map<String, List<Double>> allPairs = new LinkedHashMap<>();
 
     CompactionBench(SideBySide bench, int records, int cleanRecords, int reps, int rounds, List<String> systems) {
         this.bench = bench;
@@ -112,8 +115,7 @@ public final class CompactionBench {
                     e.getKey(), e.getValue().size(), ci[0], ci[1], ci[2]));
         }
         System.out.print(summary);
-        Files.writeString(bench.work().resolve("results.md"), "\n" + summary, java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(bench.work().resolve("results.md"), "\n" + summary, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
     /**
@@ -161,7 +163,7 @@ public final class CompactionBench {
         int passesBefore = passes(system, dir, "compact-0");
         double plainSeconds = 0;
         double compactSeconds = 0;
-        double[] pairRatios = new double[rounds];
+        List<Double> pairRatios = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
             boolean plainFirst = (round + rep) % 2 == 0;
             double first = window(system, s, dir, plainFirst ? "plain" : "compact");
@@ -170,19 +172,17 @@ public final class CompactionBench {
             double compact = plainFirst ? second : first;
             plainSeconds += plain;
             compactSeconds += compact;
-            pairRatios[round] = plain / compact;
+            pairRatios.add(plain / compact);
             allPairs.computeIfAbsent(system, k -> new ArrayList<>()).add(plain / compact);
             System.out.printf("  round %d: plain %.2f MB/s, compact %.2f MB/s, compact/plain %.2f%n", round + 1, mb(records) / plain,
                     mb(records) / compact, plain / compact);
         }
         double plainRate = mb((long) records * rounds) / plainSeconds;
         double compactRate = mb((long) records * rounds) / compactSeconds;
-        java.util.Arrays.sort(pairRatios);
-        double medianPair = rounds % 2 == 1 ? pairRatios[rounds / 2] : (pairRatios[rounds / 2 - 1] + pairRatios[rounds / 2]) / 2;
         bench.record(system, "(plain) keyed produce MB/s", plainRate);
         bench.record(system, "(compact) produce while cleaning MB/s", compactRate);
         bench.record(system, "(compact)/(plain) produce", compactRate / plainRate);
-        bench.record(system, "(compact)/(plain) median of pairs", medianPair);
+        bench.record(system, "(compact)/(plain) median of pairs", medianWithInterval(pairRatios)[0]);
         bench.record(system, "(compact) cleaner passes", passes(system, dir, "compact-0") - passesBefore);
     }
 
@@ -223,7 +223,7 @@ public final class CompactionBench {
 
     /** How many finished passes over {@code partition} the broker has logged so far. */
     private static int passes(String system, Path dir, String partition) throws Exception {
-        Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(cleanerLog(system, dir));
+        Matcher m = passLines(system, dir);
         int n = 0;
         while (m.find()) {
             if (m.group(1).equals(partition)) {
@@ -233,12 +233,17 @@ public final class CompactionBench {
         return n;
     }
 
+    /** The finished passes the broker has logged so far, each match's group 1 the partition. */
+    private static Matcher passLines(String system, Path dir) throws IOException {
+        return (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(cleanerLog(system, dir));
+    }
+
     /**
      * What the broker logged of its cleaner so far: kaas's broker.log; Apache's log-cleaner.log and
      * the files log4j rolled it into (its DatePattern starts a new one every hour). Empty before
      * the first line.
      */
-    private static String cleanerLog(String system, Path dir) throws java.io.IOException {
+    private static String cleanerLog(String system, Path dir) throws IOException {
         if (system.equals("kaas")) {
             Path log = dir.resolve("broker.log");
             return Files.exists(log) ? Files.readString(log) : "";
@@ -284,15 +289,13 @@ public final class CompactionBench {
     private static double[] awaitPass(String system, Path dir, String partition) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
         while (System.nanoTime() < deadline) {
-            {
-                Matcher m = (system.equals("kaas") ? KAAS_PASS : APACHE_PASS).matcher(cleanerLog(system, dir));
-                while (m.find()) {
-                    if (m.group(1).equals(partition)) {
-                        if (system.equals("kaas")) {
-                            return new double[] {Long.parseLong(m.group(2)) / (1024.0 * 1024.0), Long.parseLong(m.group(3)) / 1000.0};
-                        }
-                        return new double[] {Double.parseDouble(m.group(2).replace(",", "")), Double.parseDouble(m.group(3).replace(",", ""))};
+            Matcher m = passLines(system, dir);
+            while (m.find()) {
+                if (m.group(1).equals(partition)) {
+                    if (system.equals("kaas")) {
+                        return new double[] {Long.parseLong(m.group(2)) / (1024.0 * 1024.0), Long.parseLong(m.group(3)) / 1000.0};
                     }
+                    return new double[] {Double.parseDouble(m.group(2).replace(",", "")), Double.parseDouble(m.group(3).replace(",", ""))};
                 }
             }
             Thread.sleep(200);
