@@ -481,47 +481,8 @@ public final class KaasCluster implements AutoCloseable {
         return log.contains("already in use") || log.contains("seems to be in use");
     }
 
-    /** Ports handed out in this JVM: never twice, even once their first user stopped. */
-    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /**
-     * A free loopback port below the kernel's ephemeral range ({@code net.ipv4.ip_local_port_range},
-     * 32768–60999 by default). A port from {@code bind(0)} is an ephemeral one: between the probe and
-     * the server's own bind, any client connection opened meanwhile (the suite opens thousands) can
-     * take it as its local port, and the server then fails to start ("exited during start-up with
-     * 1"). Below the range, only another server can take it.
-     */
+    /** A free loopback port outside the kernel's ephemeral range (see {@link TestPorts}). */
     public static int freePort() {
-        int high = ephemeralLow() - 1;
-        int low = 10_000;
-        var random = java.util.concurrent.ThreadLocalRandom.current();
-        for (int attempt = 0; high - low > 1_000 && attempt < 500; attempt++) {
-            int port = random.nextInt(low, high);
-            if (HANDED_OUT.contains(port)) {
-                continue;
-            }
-            try (ServerSocket s = new ServerSocket()) {
-                s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port), 1);
-            } catch (IOException busy) {
-                continue;
-            }
-            if (HANDED_OUT.add(port)) {
-                return port;
-            }
-        }
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static int ephemeralLow() {
-        try {
-            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
-            return Integer.parseInt(range.split("\\s+")[0]);
-        } catch (Exception e) {
-            return 32_768;
-        }
+        return TestPorts.one();
     }
 }

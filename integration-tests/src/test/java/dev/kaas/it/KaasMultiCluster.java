@@ -24,13 +24,17 @@ import java.util.concurrent.TimeUnit;
 public final class KaasMultiCluster implements AutoCloseable {
     static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
 
-    /** One member process and its ports; {@code kafka} is 0 for controllers. */
+    /**
+     * One member process and its ports. The ports change only when a start finds one taken: the HTTP
+     * port (only the harness uses it) at any start, the Kafka or gRPC port only before anyone was told it.
+     */
     static final class Member {
         final String name;
-        final int http;
-        final int kafkaOrGrpc;
+        int http;
+        int kafkaOrGrpc;
         Process process;
         int starts;
+        boolean wasReady;
 
         Member(String name, int http, int kafkaOrGrpc) {
             this.name = name;
@@ -118,6 +122,11 @@ public final class KaasMultiCluster implements AutoCloseable {
         return logDir.resolve(m.name + "-" + m.starts + ".log");
     }
 
+    /** The HTTP port of broker {@code i}: health and metrics. */
+    public int brokerHttpPort(int i) {
+        return brokers.get(i).http;
+    }
+
     /** The HTTP port of controller {@code j}: health, metrics, the REST admin API. */
     public int controllerHttpPort(int j) {
         return controllers.get(j).http;
@@ -130,15 +139,30 @@ public final class KaasMultiCluster implements AutoCloseable {
 
     public void startController(int j) throws Exception {
         Member m = controllers.get(j);
-        List<String> args = new ArrayList<>(List.of(
-                "-Dquarkus.http.port=" + m.http,
-                "-Dquarkus.grpc.server.port=" + m.kafkaOrGrpc,
-                "-Dkaas.controller.id=controller-" + j,
-                "-Dkaas.controller.startup-grace=1s"));
-        controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
-        m.process = launch(m, KaasCluster.jarOf("kaas-controller"), args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m");
-        // The first controller to start leads (ready); later ones are standbys: alive, not ready.
-        awaitHealth(m, j == 1 || !anyControllerLeads(j) ? "ready" : "live");
+        for (int attempt = 1; ; attempt++) {
+            List<String> args = new ArrayList<>(List.of(
+                    "-Dquarkus.http.port=" + m.http,
+                    "-Dquarkus.grpc.server.port=" + m.kafkaOrGrpc,
+                    "-Dkaas.controller.id=controller-" + j,
+                    "-Dkaas.controller.startup-grace=1s"));
+            controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
+            m.process = launch(m, KaasCluster.jarOf("kaas-controller"), args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m");
+            try {
+                // The first controller to start leads (ready); later ones are standbys: alive, not ready.
+                awaitHealth(m, j == 1 || !anyControllerLeads(j) ? "ready" : "live");
+                m.wasReady = true;
+                return;
+            } catch (KaasCluster.PortInUse e) {
+                if (attempt == KaasCluster.BIND_ATTEMPTS) {
+                    throw e;
+                }
+                m.http = KaasCluster.freePort();
+                // Brokers are given every controller's gRPC address when they launch.
+                if (!m.wasReady && brokers.values().stream().allMatch(b -> b.starts == 0)) {
+                    m.kafkaOrGrpc = KaasCluster.freePort();
+                }
+            }
+        }
     }
 
     private boolean anyControllerLeads(int except) {
@@ -165,8 +189,26 @@ public final class KaasMultiCluster implements AutoCloseable {
         m.process = launch(m, KaasCluster.jarOf("kaas-broker"), args, "-XX:+UseParallelGC", "-Xms64m");
     }
 
+    /** Waits for broker {@code i}'s launch; one that found a port taken is launched again on fresh ports. */
     public void awaitBrokerReady(int i) throws Exception {
-        awaitHealth(brokers.get(i), "ready");
+        Member m = brokers.get(i);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                awaitHealth(m, "ready");
+                m.wasReady = true;
+                return;
+            } catch (KaasCluster.PortInUse e) {
+                if (attempt == KaasCluster.BIND_ATTEMPTS) {
+                    throw e;
+                }
+                m.http = KaasCluster.freePort();
+                // Clients know the Kafka port once the broker has served: after that a restart keeps it.
+                if (!m.wasReady) {
+                    m.kafkaOrGrpc = KaasCluster.freePort();
+                }
+                launchBroker(i);
+            }
+        }
     }
 
     /** SIGKILL: no shutdown hook, no flush, no handoff. */
@@ -292,8 +334,13 @@ public final class KaasMultiCluster implements AutoCloseable {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
             if (!m.process.isAlive()) {
-                throw new IllegalStateException(m.name + " exited during start-up with " + m.process.exitValue()
-                        + "; the end of its log (" + logDir + "):\n" + KaasCluster.tail(logDir.resolve(m.name + "-" + m.starts + ".log"), 30));
+                Path log = logDir.resolve(m.name + "-" + m.starts + ".log");
+                String message = m.name + " exited during start-up with " + m.process.exitValue()
+                        + "; the end of its log (" + logDir + "):\n" + KaasCluster.tail(log, 30);
+                if (Files.exists(log) && KaasCluster.portTaken(Files.readString(log))) {
+                    throw new KaasCluster.PortInUse(message);
+                }
+                throw new IllegalStateException(message);
             }
             if (healthOk(m.http, which) && KaasCluster.listeningOn(logDir.resolve(m.name + "-" + m.starts + ".log"), m.http)) {
                 return;

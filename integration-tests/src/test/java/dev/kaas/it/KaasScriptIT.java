@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,13 +14,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -45,38 +41,14 @@ class KaasScriptIT {
         return freeBase(4);
     }
 
-    /** A base port with {@code count - 1} free followers: the script uses four ports per broker/controller pair. */
+    /**
+     * A base port with {@code count - 1} free followers: the script uses four ports per broker/controller
+     * pair. Outside the ephemeral range: a broker stopped and started again reuses its ports, and
+     * meanwhile any client's outgoing connection may take one from that range (a full run saw broker
+     * 2's HTTP port taken so).
+     */
     static int freeBase(int count) {
-        Random r = new Random();
-        // Below the kernel's ephemeral range: a broker stopped and started again reuses its ports,
-        // and meanwhile any client's outgoing connection may take one from that range (a full run
-        // saw broker 2's HTTP port taken so).
-        int below = ephemeralLow();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int base = 10_000 + r.nextInt(Math.max(1_000, below - 10_000 - count));
-            if (IntStream.range(base, base + count).allMatch(KaasScriptIT::free)) {
-                return base;
-            }
-        }
-        throw new IllegalStateException("no " + count + " consecutive free ports");
-    }
-
-    /** The low end of the kernel's ephemeral port range (Linux's default where it cannot be read). */
-    static int ephemeralLow() {
-        try {
-            String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
-            return Integer.parseInt(range.split("\\s+")[0]);
-        } catch (IOException | RuntimeException e) {
-            return 32_768;
-        }
-    }
-
-    static boolean free(int port) {
-        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
+        return TestPorts.block(count);
     }
 
     record Run(Process process, LinkedBlockingQueue<String> lines, Thread reader) {
