@@ -16,14 +16,18 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import org.apache.kafka.common.record.CompressionType;
 import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MemoryRecords.RecordFilter;
 import org.apache.kafka.common.record.MemoryRecords.RecordFilter.BatchRetention;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.ByteUtils;
 import org.apache.kafka.common.utils.CloseableIterator;
 import org.jboss.logging.Logger;
 
@@ -35,9 +39,13 @@ import org.jboss.logging.Logger;
  * pass, see {@link PartitionLog#beginCleaning}); find the dirty range ({@link Compaction#range});
  * map every key in it to its latest offset ({@link OffsetMap}, bounded memory: a full map ends
  * the range early); then rewrite every segment from the log start up to the end of what was
- * mapped, group by group ({@link Compaction#group}), with kafka-clients'
- * {@link MemoryRecords#filterTo}, which keeps offsets (compaction never renumbers), rebuilds
+ * mapped, group by group ({@link Compaction#group}), as kafka-clients'
+ * {@link MemoryRecords#filterTo} does, which keeps offsets (compaction never renumbers), rebuilds
  * batches with valid CRCs, and sets a batch's delete horizon when it first keeps a tombstone.
+ * Compressed batches go through {@code filterTo} itself; uncompressed ones, the common case, are
+ * walked in place ({@link RecordScan}) and written to the same bytes {@code filterTo} would write.
+ * The copy decides the dirty part's records from what the key map recorded while it was built
+ * ({@link OffsetMap#latest}), without hashing their keys a second time.
  * Each group's cleaned segment replaces its sources atomically
  * ({@link PartitionLog#replaceSegments}); the pass ends by recording the first dirty offset.
  *
@@ -98,6 +106,13 @@ public final class LogCleaner {
     private final LongSupplier clock;
     private final Sleeper sleeper;
     private final BufferSupplier decompression = BufferSupplier.create();
+    private final RecordScan scan = new RecordScan();
+    /** Whether uncompressed batches are walked in place; false sends every batch through kafka-clients (a test's reference). */
+    boolean inPlace = true;
+    /** Batches cleaned in place so far (a test's check that the walk ran). */
+    long walkedBatches;
+    /** Per record of the batch being cleaned in place, whether it stays. */
+    private boolean[] kept = new boolean[64];
     private OffsetMap map;
     private ByteBuffer readBuffer;
     private ByteBuffer writeBuffer;
@@ -212,6 +227,12 @@ public final class LogCleaner {
         TxnTracker mapTxns = new TxnTracker(null);
         mapTxns.addAborted(log.abortedTxnEntries(range.firstDirty(), range.firstUncleanable()));
         map.clear();
+        // The key map holds at most one key per offset of the segments it maps: it is sized to them.
+        long mapEnd = range.firstDirty();
+        for (int i = 0; i + 1 < segments.size() && segments.get(i).baseOffset() < range.firstUncleanable(); i++) {
+            mapEnd = Math.max(mapEnd, segments.get(i + 1).baseOffset());
+        }
+        map.plan(range.firstDirty(), mapEnd);
         for (int i = 0; i + 1 < segments.size(); i++) {
             LogSegment s = segments.get(i);
             long next = segments.get(i + 1).baseOffset();
@@ -278,36 +299,61 @@ public final class LogCleaner {
         int limit = s.size();
         int position = s.positionOf(start, limit);
         // One slot always stays empty, whatever the load factor: a full map's probe for a new key would never end.
-        int maxEntries = (int) Math.min(map.slots() - 1L, (long) (map.slots() * settings.loadFactor()));
+        // A planned map is at most half full, so this is Apache's bound unless the segments hold offsets they should not.
+        int maxEntries = (int) Math.min(map.capacity() - 1L, (long) (map.slots() * settings.loadFactor()));
         while (position < limit) {
             checkStop(log);
             MemoryRecords records = readChunk(s, position, limit);
             throttle(log, records.sizeInBytes());
             int before = position;
+            int at = 0;
             for (MutableRecordBatch batch : records.batches()) {
                 if (batch.isControlBatch()) {
                     txns.onControlBatchRead(batch);
-                } else if (!txns.onBatchRead(batch)) {
-                    try (CloseableIterator<Record> it = batch.streamingIterator(decompression)) {
-                        while (it.hasNext()) {
-                            Record r = it.next();
-                            if (r.hasKey() && r.offset() >= start) {
-                                if (map.size() >= maxEntries) {
-                                    return true;
-                                }
-                                map.put(r.key(), r.offset());
-                            }
-                        }
-                    }
+                } else if (!txns.onBatchRead(batch) && mapBatch(records.buffer(), at, batch, start, maxEntries)) {
+                    return true;
                 }
                 if (batch.lastOffset() >= start) {
                     map.updateLatestOffset(batch.lastOffset());
                 }
+                at += batch.sizeInBytes();
             }
             position += records.validBytes();
             io[4] += records.validBytes();
             if (position == before) {
                 growBuffers(log, s, position);
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The keys of one data batch (at {@code at} in {@code chunk}) from {@code start} on into the map.
+     *
+     * @return true when the map filled up before the batch's last key
+     */
+    private boolean mapBatch(ByteBuffer chunk, int at, RecordBatch batch, long start, int maxEntries) {
+        if (inPlace && RecordScan.walkable(batch)) {
+            scan.open(chunk, at, batch);
+            while (scan.next()) {
+                if (scan.keyLength >= 0 && scan.offset >= start) {
+                    if (map.size() >= maxEntries) {
+                        return true;
+                    }
+                    map.put(scan.bytes(), scan.keyStart, scan.keyLength, scan.offset);
+                }
+            }
+            return false;
+        }
+        try (CloseableIterator<Record> it = batch.streamingIterator(decompression)) {
+            while (it.hasNext()) {
+                Record r = it.next();
+                if (r.hasKey() && r.offset() >= start) {
+                    if (map.size() >= maxEntries) {
+                        return true;
+                    }
+                    map.put(r.key(), r.offset());
+                }
             }
         }
         return false;
@@ -362,73 +408,234 @@ public final class LogCleaner {
     private void cleanInto(PartitionLog log, LogConfig config, LogSegment source, LogSegment dest,
                            Map<Long, PartitionLog.LastRecord> producers, TxnTracker txns, long now, long[] io)
             throws IOException, InterruptedException {
-        OffsetMap offsets = map;
-        RecordFilter filter = new RecordFilter(now, config.deleteRetentionMs()) {
-            private boolean discardBatchRecords;
-
-            @Override
-            protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
-                // Markers ride on the tombstone horizon, and go only once their transaction's data has.
-                boolean canDiscard = batch.isControlBatch() ? txns.onControlBatchRead(batch) : txns.onBatchRead(batch);
-                discardBatchRecords = batch.isControlBatch()
-                        ? canDiscard && batch.deleteHorizonMs().isPresent() && batch.deleteHorizonMs().getAsLong() <= currentTime
-                        : canDiscard;
-                BatchRetention retention;
-                if (batch.hasProducerId() && isLastOfProducer(batch, producers)) {
-                    // The producer's last sequence (or epoch): without it a reopen would not know the producer.
-                    retention = BatchRetention.RETAIN_EMPTY;
-                } else if (discardBatchRecords) {
-                    retention = BatchRetention.DELETE;
-                } else {
-                    retention = BatchRetention.DELETE_EMPTY;
-                }
-                return new BatchRetentionResult(retention, canDiscard && batch.isControlBatch());
-            }
-
-            @Override
-            protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
-                if (discardBatchRecords) {
-                    return false;
-                }
-                if (batch.isControlBatch()) {
-                    return true;
-                }
-                if (record.offset() > offsets.latestOffset()) {
-                    return true;
-                }
-                if (!record.hasKey()) {
-                    return false;
-                }
-                boolean latest = record.offset() >= offsets.get(record.key());
-                boolean keepDelete = batch.deleteHorizonMs().isEmpty() || currentTime < batch.deleteHorizonMs().getAsLong();
-                return latest && (record.hasValue() || keepDelete);
-            }
-        };
+        Keep keep = new Keep(now, config.deleteRetentionMs(), producers, txns);
         int limit = source.size();
         int position = 0;
         while (position < limit) {
             checkStop(log);
             MemoryRecords records = readChunk(source, position, limit);
             throttle(log, records.sizeInBytes());
-            writeBuffer.clear();
-            MemoryRecords.FilterResult result = records.filterTo(log.topicPartition(), filter, writeBuffer,
-                    config.maxMessageBytes(), decompression);
-            io[0] += result.bytesRead();
-            io[2] += result.messagesRead();
-            io[3] += result.messagesRetained();
-            position += result.bytesRead();
-            ByteBuffer out = result.outputBuffer();
-            if (out.position() > 0) {
-                out.flip();
-                dest.append(out, now);
-                io[1] += out.limit();
-                throttle(log, out.limit());
-            }
-            if (records.sizeInBytes() > 0 && result.bytesRead() == 0) {
+            int read = filterChunk(log, records, keep, config.maxMessageBytes(), dest, now, io);
+            position += read;
+            if (records.sizeInBytes() > 0 && read == 0) {
                 growBuffers(log, source, position);
             }
         }
         restoreBuffers();
+    }
+
+    /**
+     * Apache's {@code MemoryRecords.filterTo} over one chunk of whole batches, appending what is kept
+     * to {@code dest}: uncompressed batches walked in place ({@link #walk}), the others through
+     * kafka-clients, which decompresses and recompresses.
+     *
+     * @return the bytes of the batches read
+     */
+    private int filterChunk(PartitionLog log, MemoryRecords records, Keep keep, int maxBatchBytes, LogSegment dest, long now,
+                            long[] io) throws IOException, InterruptedException {
+        ByteBuffer chunk = records.buffer();
+        ByteBuffer out = writeBuffer;
+        out.clear();
+        int at = 0;
+        for (MutableRecordBatch batch : records.batches()) {
+            int size = batch.sizeInBytes();
+            if (inPlace && RecordScan.walkable(batch) && batch.timestampType() == TimestampType.CREATE_TIME) {
+                out = walk(log, batch, chunk, at, keep, out, dest, now, io);
+            } else {
+                ByteBuffer one = chunk.duplicate();
+                one.limit(at + size).position(at);
+                MemoryRecords.FilterResult result = MemoryRecords.readableRecords(one.slice())
+                        .filterTo(log.topicPartition(), keep, out, maxBatchBytes, decompression);
+                io[2] += result.messagesRead();
+                io[3] += result.messagesRetained();
+                // Grown by kafka-clients when a rebuilt batch did not fit: holds everything written so far.
+                out = result.outputBuffer();
+            }
+            io[0] += size;
+            at += size;
+        }
+        flush(log, out, dest, now, io);
+        return at;
+    }
+
+    /**
+     * One uncompressed batch, as {@code filterTo} cleans it, without decoding its records: the
+     * records to keep are decided in a first walk, then the batch is left out, written as it was
+     * (everything kept, no delete horizon to set), written as an empty batch (a producer's last),
+     * or rebuilt from the kept records' bytes as kafka-clients' builder would: the same base offset
+     * and last offset delta, the base timestamp the first kept record's (or the delete horizon),
+     * timestamp deltas from it, the record attributes zero, key, value and headers as they were.
+     *
+     * @return the buffer to write on into
+     */
+    private ByteBuffer walk(PartitionLog log, MutableRecordBatch batch, ByteBuffer chunk, int at, Keep keep, ByteBuffer out,
+                            LogSegment dest, long now, long[] io) throws IOException, InterruptedException {
+        walkedBatches++;
+        BatchRetention retention = keep.checkBatchRetention(batch).batchRetention;
+        if (retention == BatchRetention.DELETE) {
+            return out;
+        }
+        scan.open(chunk, at, batch);
+        int read = 0;
+        int retained = 0;
+        boolean tombstone = false;
+        long firstTimestamp = RecordBatch.NO_TIMESTAMP;
+        long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        while (scan.next()) {
+            if (read == kept.length) {
+                kept = java.util.Arrays.copyOf(kept, read * 2);
+            }
+            boolean stays = keep.shouldRetain(batch, scan);
+            kept[read++] = stays;
+            if (stays) {
+                if (retained++ == 0) {
+                    firstTimestamp = scan.timestamp;
+                }
+                maxTimestamp = Math.max(maxTimestamp, scan.timestamp);
+                tombstone |= !scan.hasValue;
+            }
+        }
+        io[2] += read;
+        io[3] += retained;
+        int size = batch.sizeInBytes();
+        if (retained == 0) {
+            if (retention == BatchRetention.RETAIN_EMPTY) {
+                out = room(log, out, DefaultRecordBatch.RECORD_BATCH_OVERHEAD, dest, now, io);
+                DefaultRecordBatch.writeEmptyHeader(out, batch.magic(), batch.producerId(), batch.producerEpoch(),
+                        batch.baseSequence(), batch.baseOffset(), batch.lastOffset(), batch.partitionLeaderEpoch(),
+                        batch.timestampType(), batch.maxTimestamp(), batch.isTransactional(), false);
+            }
+            return out;
+        }
+        boolean setHorizon = tombstone && batch.deleteHorizonMs().isEmpty();
+        if (retained == read && !setHorizon) {
+            out = room(log, out, size, dest, now, io);
+            out.put(chunk.array(), chunk.arrayOffset() + at, size);
+            return out;
+        }
+        long horizon = setHorizon ? keep.currentTime + keep.deleteRetentionMs : batch.deleteHorizonMs().orElse(RecordBatch.NO_TIMESTAMP);
+        long base = horizon >= 0 ? horizon : firstTimestamp;
+        // A record grows by at most 9 bytes of timestamp delta and 4 of length.
+        out = room(log, out, size + 13 * retained, dest, now, io);
+        int start = out.position();
+        out.position(start + DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
+        byte[] bytes = chunk.array();
+        scan.open(chunk, at, batch);
+        for (int i = 0; scan.next(); i++) {
+            if (!kept[i]) {
+                continue;
+            }
+            long timestampDelta = scan.timestamp - base;
+            int offsetDelta = (int) (scan.offset - batch.baseOffset());
+            int tail = scan.recordEnd - scan.tailStart;
+            ByteUtils.writeVarint(1 + ByteUtils.sizeOfVarlong(timestampDelta) + ByteUtils.sizeOfVarint(offsetDelta) + tail, out);
+            out.put((byte) 0);
+            ByteUtils.writeVarlong(timestampDelta, out);
+            ByteUtils.writeVarint(offsetDelta, out);
+            out.put(bytes, scan.tailStart, tail);
+        }
+        int written = out.position() - start;
+        out.position(start);
+        DefaultRecordBatch.writeHeader(out, batch.baseOffset(), (int) (batch.lastOffset() - batch.baseOffset()), written,
+                RecordBatch.MAGIC_VALUE_V2, CompressionType.NONE, TimestampType.CREATE_TIME, base, maxTimestamp,
+                batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.isTransactional(), false, horizon >= 0,
+                batch.partitionLeaderEpoch(), retained);
+        out.position(start + written);
+        return out;
+    }
+
+    /** {@code out}, or once it is flushed to {@code dest} a buffer with {@code needed} bytes free. */
+    private ByteBuffer room(PartitionLog log, ByteBuffer out, int needed, LogSegment dest, long now, long[] io)
+            throws IOException, InterruptedException {
+        if (out.remaining() >= needed) {
+            return out;
+        }
+        flush(log, out, dest, now, io);
+        return writeBuffer.capacity() >= needed ? writeBuffer : ByteBuffer.allocate(needed);
+    }
+
+    /** Appends what {@code out} holds to {@code dest} and empties it. */
+    private void flush(PartitionLog log, ByteBuffer out, LogSegment dest, long now, long[] io) throws IOException, InterruptedException {
+        if (out.position() > 0) {
+            out.flip();
+            dest.append(out, now);
+            io[1] += out.limit();
+            throttle(log, out.limit());
+        }
+        out.clear();
+        writeBuffer.clear();
+    }
+
+    /**
+     * What a pass keeps, as Apache's cleaner decides it, for kafka-clients' {@code filterTo} and
+     * for the in-place {@link #walk} alike: one per cleaned segment.
+     */
+    private final class Keep extends RecordFilter {
+        private final Map<Long, PartitionLog.LastRecord> producers;
+        private final TxnTracker txns;
+        private boolean discardBatchRecords;
+
+        Keep(long now, long deleteRetentionMs, Map<Long, PartitionLog.LastRecord> producers, TxnTracker txns) {
+            super(now, deleteRetentionMs);
+            this.producers = producers;
+            this.txns = txns;
+        }
+
+        @Override
+        protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
+            // Markers ride on the tombstone horizon, and go only once their transaction's data has.
+            boolean canDiscard = batch.isControlBatch() ? txns.onControlBatchRead(batch) : txns.onBatchRead(batch);
+            discardBatchRecords = batch.isControlBatch()
+                    ? canDiscard && batch.deleteHorizonMs().isPresent() && batch.deleteHorizonMs().getAsLong() <= currentTime
+                    : canDiscard;
+            BatchRetention retention;
+            if (batch.hasProducerId() && isLastOfProducer(batch, producers)) {
+                // The producer's last sequence (or epoch): without it a reopen would not know the producer.
+                retention = BatchRetention.RETAIN_EMPTY;
+            } else if (discardBatchRecords) {
+                retention = BatchRetention.DELETE;
+            } else {
+                retention = BatchRetention.DELETE_EMPTY;
+            }
+            return new BatchRetentionResult(retention, canDiscard && batch.isControlBatch());
+        }
+
+        @Override
+        protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
+            if (discardBatchRecords) {
+                return false;
+            }
+            if (batch.isControlBatch() || record.offset() > map.latestOffset()) {
+                return true;
+            }
+            if (!record.hasKey()) {
+                return false;
+            }
+            int known = map.latest(record.offset());
+            boolean latest = known >= 0 ? known == 1 : record.offset() >= map.get(record.key());
+            return latestKept(batch, latest, record.hasValue());
+        }
+
+        /** {@link #shouldRetainRecord} for the record {@code scan} is on (a data batch's). */
+        boolean shouldRetain(RecordBatch batch, RecordScan scan) {
+            if (discardBatchRecords) {
+                return false;
+            }
+            if (scan.offset > map.latestOffset()) {
+                return true;
+            }
+            if (scan.keyLength < 0) {
+                return false;
+            }
+            // The dirty part's records by the bits the key map kept; the rest (the part cleaned before) by their keys.
+            int known = map.latest(scan.offset);
+            boolean latest = known >= 0 ? known == 1 : scan.offset >= map.get(scan.bytes(), scan.keyStart, scan.keyLength);
+            return latestKept(batch, latest, scan.hasValue);
+        }
+
+        private boolean latestKept(RecordBatch batch, boolean latest, boolean hasValue) {
+            return latest && (hasValue || batch.deleteHorizonMs().isEmpty() || currentTime < batch.deleteHorizonMs().getAsLong());
+        }
     }
 
     private static boolean isLastOfProducer(RecordBatch batch, Map<Long, PartitionLog.LastRecord> producers) {

@@ -605,4 +605,92 @@ class LogCleanerTest {
         log.close();
         return open(dir, 1, disk);
     }
+
+    /**
+     * The in-place walk of uncompressed batches writes, byte for byte, what kafka-clients' filterTo
+     * writes: over passes that drop older values, keep tombstones and set their horizons, then drop
+     * them, empty a producer's last batch, drop aborted data, on batches with records without keys, headers,
+     * timestamps out of order, and compressed batches between them.
+     */
+    @Test
+    void cleaningInPlaceWritesExactlyWhatKafkaClientsWrites() throws Exception {
+        LogCleaner reference = new LogCleaner(new LogCleaner.Settings(1 << 20, 16 * 1024, Double.MAX_VALUE), clock::get, ms -> { });
+        reference.inPlace = false;
+        // Records without keys, written while the topic was not yet compacted (a compacted one refuses them).
+        Map<String, String> deletePolicy = new HashMap<>(configs());
+        deletePolicy.put("cleanup.policy", "delete");
+        for (String name : List.of("walked", "decoded")) {
+            PartitionLog before = PartitionLog.open(tmp.resolve(name), TP, TOPIC_ID, 0, 1, LogConfig.from(deletePolicy), clock::get,
+                    flusher, Disk.SYSTEM);
+            appendKeyed(before, CompressionType.NONE, kv("a", "1"), new SimpleRecord(NOW, null, "no key".getBytes(StandardCharsets.UTF_8)),
+                    kv("b", "2"), new SimpleRecord(NOW + 5, (byte[]) null, (byte[]) null));
+            before.close();
+        }
+        PartitionLog walked = open(tmp.resolve("walked"), 1, Disk.SYSTEM);
+        PartitionLog decoded = open(tmp.resolve("decoded"), 1, Disk.SYSTEM);
+        java.util.Random random = new java.util.Random(42);
+        int[] seq = new int[3];
+        for (int round = 0; round < 4; round++) {
+            long seed = random.nextLong();
+            int[] next = null;
+            for (PartitionLog log : List.of(walked, decoded)) {
+                next = seq.clone();
+                writeMixed(log, new java.util.Random(seed), next, round);
+            }
+            seq = next;
+            Optional<LogCleaner.Stats> a = cleaner.clean(walked, Runnable::run, reaper);
+            Optional<LogCleaner.Stats> b = reference.clean(decoded, Runnable::run, reaper);
+            assertThat(a).isPresent();
+            assertThat(a.get().recordsKept()).isEqualTo(b.orElseThrow().recordsKept());
+            assertThat(a.get().bytesWritten()).isEqualTo(b.get().bytesWritten());
+            assertThat(segmentBytes(walked)).as("round " + round).isEqualTo(segmentBytes(decoded));
+            // Past the horizons the first passes set: the next pass drops those tombstones and markers.
+            clock.addAndGet(round == 1 ? DELETE_RETENTION + 1 : 1_000);
+        }
+        assertThat(cleaner.walkedBatches).as("batches cleaned in place").isGreaterThan(100);
+        assertThat(contents(walked)).isEqualTo(contents(decoded));
+    }
+
+    /** About 120 batches: mostly uncompressed, some gzip, some idempotent, one transaction committed and one aborted. */
+    private void writeMixed(PartitionLog log, java.util.Random random, int[] seq, int round) throws Exception {
+        for (int b = 0; b < 120; b++) {
+            int n = 1 + random.nextInt(8);
+            SimpleRecord[] records = new SimpleRecord[n];
+            for (int i = 0; i < n; i++) {
+                byte[] key = ("key-" + random.nextInt(25)).getBytes(StandardCharsets.UTF_8);
+                byte[] value = random.nextInt(6) == 0 ? null : ("value-" + random.nextInt(1000) + "-".repeat(random.nextInt(40)))
+                        .getBytes(StandardCharsets.UTF_8);
+                org.apache.kafka.common.header.Header[] headers = random.nextInt(4) == 0
+                        ? new org.apache.kafka.common.header.Header[] {new org.apache.kafka.common.header.internals.RecordHeader("h", new byte[] {1, 2})}
+                        : new org.apache.kafka.common.header.Header[0];
+                // Timestamps out of order within a batch, some far before the batch's first.
+                long timestamp = NOW - random.nextInt(3) * 100_000_000L + random.nextInt(10_000);
+                records[i] = new SimpleRecord(timestamp, key, value, headers);
+            }
+            int kind = random.nextInt(10);
+            if (kind == 0) {
+                appendKeyed(log, CompressionType.GZIP, records);
+            } else if (kind <= 2) {
+                int producer = kind;
+                append(log, MemoryRecords.withIdempotentRecords(CompressionType.NONE, 20 + producer, (short) 0, seq[producer], records));
+                seq[producer] += n;
+            } else {
+                appendKeyed(log, CompressionType.NONE, records);
+            }
+            if (b == 40 || b == 80) {
+                long pid = 1000L * round + 30 + b;
+                append(log, txn(pid, (short) 0, 0, records));
+                marker(log, pid, b == 40);
+            }
+        }
+    }
+
+    /** Every segment file's bytes in hex, by name. */
+    static Map<String, String> segmentBytes(PartitionLog log) throws IOException {
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (LogSegment s : log.segments()) {
+            out.put(s.file().getFileName().toString(), java.util.HexFormat.of().formatHex(Files.readAllBytes(s.file())));
+        }
+        return out;
+    }
 }

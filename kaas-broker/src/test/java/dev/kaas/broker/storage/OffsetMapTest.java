@@ -55,4 +55,51 @@ class OffsetMapTest {
         assertThat(map.get(k)).isEqualTo(5);
         assertThat(k.remaining()).isEqualTo(4);
     }
+
+    @Test
+    void aPlannedPassKnowsWhichOfItsOffsetsAreStillTheirKeysLatest() {
+        OffsetMap map = new OffsetMap(24 * 100_000);
+        map.plan(100, 200);
+        map.put(key("a"), 100);
+        map.put(key("b"), 101);
+        map.put(key("a"), 150);
+        map.put(key("a"), 170);
+        map.put(key("c"), 250);
+
+        assertThat(map.latest(100)).as("replaced by 150").isZero();
+        assertThat(map.latest(150)).as("replaced by 170").isZero();
+        assertThat(map.latest(170)).isEqualTo(1);
+        assertThat(map.latest(101)).isEqualTo(1);
+        assertThat(map.latest(120)).as("never put").isEqualTo(-1);
+        assertThat(map.latest(250)).as("outside the plan").isEqualTo(-1);
+        assertThat(map.latest(99)).isEqualTo(-1);
+        assertThat(map.get(key("a"))).isEqualTo(170);
+        // A hundred offsets need no more than the smallest map; the next pass starts with none of this.
+        assertThat(map.capacity()).isEqualTo(4096);
+        map.clear();
+        assertThat(map.capacity()).isEqualTo(100_000);
+        assertThat(map.latest(170)).isEqualTo(-1);
+        assertThat(map.get(key("a"))).isEqualTo(-1);
+        map.plan(0, 30_000);
+        assertThat(map.capacity()).isEqualTo(60_000);
+        map.plan(0, 1_000_000);
+        assertThat(map.capacity()).isEqualTo(100_000);
+    }
+
+    @Test
+    void clearingAFewKeysLeavesNoneBehind() {
+        OffsetMap map = new OffsetMap(24 * 10_000);
+        for (int round = 0; round < 3; round++) {
+            for (int k = 0; k < 2_000; k++) {
+                map.put(key("round" + round + "-" + k), k);
+            }
+            assertThat(map.size()).isEqualTo(2_000);
+            map.clear();
+            for (int r = 0; r <= round; r++) {
+                for (int k = 0; k < 2_000; k += 7) {
+                    assertThat(map.get(key("round" + r + "-" + k))).isEqualTo(-1);
+                }
+            }
+        }
+    }
 }
