@@ -147,21 +147,34 @@ public final class KaasMultiCluster implements AutoCloseable {
                     "-Dkaas.controller.startup-grace=1s"));
             controllerProps.forEach((k, v) -> args.add("-D" + k + "=" + v));
             m.process = launch(m, KaasCluster.jarOf("kaas-controller"), args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmn16m");
-            try {
-                // The first controller to start leads (ready); later ones are standbys: alive, not ready.
-                awaitHealth(m, j == 1 || !anyControllerLeads(j) ? "ready" : "live");
-                m.wasReady = true;
+            // The first controller to start leads (ready); later ones are standbys: alive, not ready.
+            // Brokers are given every controller's gRPC address when they launch.
+            if (started(m, j == 1 || !anyControllerLeads(j) ? "ready" : "live", attempt,
+                    m.wasReady || brokers.values().stream().anyMatch(b -> b.starts > 0))) {
                 return;
-            } catch (KaasCluster.PortInUse e) {
-                if (attempt == KaasCluster.BIND_ATTEMPTS) {
-                    throw e;
-                }
-                m.http = KaasCluster.freePort();
-                // Brokers are given every controller's gRPC address when they launch.
-                if (!m.wasReady && brokers.values().stream().allMatch(b -> b.starts == 0)) {
-                    m.kafkaOrGrpc = KaasCluster.freePort();
-                }
             }
+        }
+    }
+
+    /**
+     * Waits for {@code m}'s start; false when it exited because a port was taken, after giving it a
+     * fresh HTTP port and, unless someone was told it ({@code mainPortKnown}), a fresh Kafka or gRPC
+     * port: the caller launches it again.
+     */
+    private boolean started(Member m, String health, int attempt, boolean mainPortKnown) throws Exception {
+        try {
+            awaitHealth(m, health);
+            m.wasReady = true;
+            return true;
+        } catch (KaasCluster.PortInUse e) {
+            if (attempt == KaasCluster.BIND_ATTEMPTS) {
+                throw e;
+            }
+            m.http = KaasCluster.freePort();
+            if (!mainPortKnown) {
+                m.kafkaOrGrpc = KaasCluster.freePort();
+            }
+            return false;
         }
     }
 
@@ -192,22 +205,9 @@ public final class KaasMultiCluster implements AutoCloseable {
     /** Waits for broker {@code i}'s launch; one that found a port taken is launched again on fresh ports. */
     public void awaitBrokerReady(int i) throws Exception {
         Member m = brokers.get(i);
-        for (int attempt = 1; ; attempt++) {
-            try {
-                awaitHealth(m, "ready");
-                m.wasReady = true;
-                return;
-            } catch (KaasCluster.PortInUse e) {
-                if (attempt == KaasCluster.BIND_ATTEMPTS) {
-                    throw e;
-                }
-                m.http = KaasCluster.freePort();
-                // Clients know the Kafka port once the broker has served: after that a restart keeps it.
-                if (!m.wasReady) {
-                    m.kafkaOrGrpc = KaasCluster.freePort();
-                }
-                launchBroker(i);
-            }
+        // Clients know the Kafka port once the broker has served: after that a restart keeps it.
+        for (int attempt = 1; !started(m, "ready", attempt, m.wasReady); attempt++) {
+            launchBroker(i);
         }
     }
 

@@ -107,7 +107,11 @@ public final class LogCleaner {
     private final Sleeper sleeper;
     private final BufferSupplier decompression = BufferSupplier.create();
     private final RecordScan scan = new RecordScan();
-    /** Whether uncompressed batches are walked in place; false sends every batch through kafka-clients (a test's reference). */
+    /**
+     * Whether uncompressed batches are walked in place and the dirty part's records decided by the
+     * map's bits; false cleans as Apache does, every batch through kafka-clients and every record
+     * by its key (a test's reference).
+     */
     boolean inPlace = true;
     /** Batches cleaned in place so far (a test's check that the walk ran). */
     long walkedBatches;
@@ -465,6 +469,9 @@ public final class LogCleaner {
      * or rebuilt from the kept records' bytes as kafka-clients' builder would: the same base offset
      * and last offset delta, the base timestamp the first kept record's (or the delete horizon),
      * timestamp deltas from it, the record attributes zero, key, value and headers as they were.
+     * The one difference: kafka-clients decodes and encodes key, value and headers again, so a
+     * record written with over-long varints or a header key that is not UTF-8 comes out of its
+     * rebuild canonical (the key replaced by U+FFFD); here it keeps its own bytes.
      *
      * @return the buffer to write on into
      */
@@ -481,6 +488,8 @@ public final class LogCleaner {
         boolean tombstone = false;
         long firstTimestamp = RecordBatch.NO_TIMESTAMP;
         long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        long lastKept = -1;
+        String unbuildable = null;
         while (scan.next()) {
             if (read == kept.length) {
                 kept = java.util.Arrays.copyOf(kept, read * 2);
@@ -493,6 +502,13 @@ public final class LogCleaner {
                 }
                 maxTimestamp = Math.max(maxTimestamp, scan.timestamp);
                 tombstone |= !scan.hasValue;
+                // What kafka-clients' builder refuses when it rebuilds a batch, refused the same.
+                if (scan.timestamp < 0 && scan.timestamp != RecordBatch.NO_TIMESTAMP) {
+                    unbuildable = "Invalid negative timestamp " + scan.timestamp;
+                } else if (scan.offset <= lastKept) {
+                    unbuildable = "Illegal offset " + scan.offset + " following previous offset " + lastKept;
+                }
+                lastKept = scan.offset;
             }
         }
         io[2] += read;
@@ -512,6 +528,9 @@ public final class LogCleaner {
             out = room(log, out, size, dest, now, io);
             out.put(chunk.array(), chunk.arrayOffset() + at, size);
             return out;
+        }
+        if (unbuildable != null) {
+            throw new IllegalArgumentException(unbuildable + " in the batch at offset " + batch.baseOffset());
         }
         long horizon = setHorizon ? keep.currentTime + keep.deleteRetentionMs : batch.deleteHorizonMs().orElse(RecordBatch.NO_TIMESTAMP);
         long base = horizon >= 0 ? horizon : firstTimestamp;
@@ -611,7 +630,7 @@ public final class LogCleaner {
             if (!record.hasKey()) {
                 return false;
             }
-            int known = map.latest(record.offset());
+            int known = inPlace ? map.latest(record.offset()) : -1;
             boolean latest = known >= 0 ? known == 1 : record.offset() >= map.get(record.key());
             return latestKept(batch, latest, record.hasValue());
         }

@@ -52,6 +52,8 @@ final class OffsetMap {
     /** Per tracked offset: put into the map, and still its key's latest. */
     private long[] putBits = new long[0];
     private long[] latestBits = new long[0];
+    /** Set when a key's offsets came out of order: {@link #latest} then answers nothing. */
+    private boolean outOfOrder;
     /** Positions of the slots filled since the last clear, while they fit. */
     private int[] filled = new int[1024];
     private int filledCount;
@@ -140,21 +142,28 @@ final class OffsetMap {
         }
         trackedFrom = from;
         tracked = n;
+        outOfOrder = false;
     }
 
     /**
      * Whether {@code offset} is its key's latest, when the map knows without the key: 1 yes, 0 no
-     * (a later record of its key was put), -1 unknown (not tracked, or never put).
+     * (a later record of its key was put), -1 unknown (not tracked, never put, or some key's
+     * offsets were put out of order). Exactly {@code offset >= get(key)} whenever it answers.
      */
     int latest(long offset) {
         long i = offset - trackedFrom;
-        if (i < 0 || i >= tracked || (putBits[(int) (i >>> 6)] & 1L << i) == 0) {
+        if (outOfOrder || i < 0 || i >= tracked || (putBits[(int) (i >>> 6)] & 1L << i) == 0) {
             return -1;
         }
         return (latestBits[(int) (i >>> 6)] & 1L << i) != 0 ? 1 : 0;
     }
 
     private void tracked(long offset, long replaced) {
+        if (replaced >= offset) {
+            // Offsets of one key out of order (a corrupt segment): the bits could no longer answer as get() does.
+            outOfOrder = true;
+            return;
+        }
         long i = offset - trackedFrom;
         if (i >= 0 && i < tracked) {
             putBits[(int) (i >>> 6)] |= 1L << i;

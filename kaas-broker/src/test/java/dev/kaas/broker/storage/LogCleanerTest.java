@@ -610,7 +610,8 @@ class LogCleanerTest {
      * The in-place walk of uncompressed batches writes, byte for byte, what kafka-clients' filterTo
      * writes: over passes that drop older values, keep tombstones and set their horizons, then drop
      * them, empty a producer's last batch, drop aborted data, on batches with records without keys, headers,
-     * timestamps out of order, and compressed batches between them.
+     * timestamps out of order, batches larger than the cleaner's buffers, and compressed batches
+     * between them; the reference decides every record by its key, as Apache does.
      */
     @Test
     void cleaningInPlaceWritesExactlyWhatKafkaClientsWrites() throws Exception {
@@ -642,6 +643,7 @@ class LogCleanerTest {
             Optional<LogCleaner.Stats> b = reference.clean(decoded, Runnable::run, reaper);
             assertThat(a).isPresent();
             assertThat(a.get().recordsKept()).isEqualTo(b.orElseThrow().recordsKept());
+            assertThat(a.get().recordsRead()).isEqualTo(b.get().recordsRead());
             assertThat(a.get().bytesWritten()).isEqualTo(b.get().bytesWritten());
             assertThat(segmentBytes(walked)).as("round " + round).isEqualTo(segmentBytes(decoded));
             // Past the horizons the first passes set: the next pass drops those tombstones and markers.
@@ -676,6 +678,14 @@ class LogCleanerTest {
                 seq[producer] += n;
             } else {
                 appendKeyed(log, CompressionType.NONE, records);
+            }
+            if (b % 30 == 7) {
+                // Larger than the cleaner's 16 KiB buffers: read and rebuilt through grown ones.
+                SimpleRecord[] large = new SimpleRecord[60];
+                for (int i = 0; i < large.length; i++) {
+                    large[i] = kv("key-" + random.nextInt(25), "v".repeat(400) + random.nextInt(1000));
+                }
+                appendKeyed(log, CompressionType.NONE, large);
             }
             if (b == 40 || b == 80) {
                 long pid = 1000L * round + 30 + b;

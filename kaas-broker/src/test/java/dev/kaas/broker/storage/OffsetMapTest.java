@@ -102,4 +102,22 @@ class OffsetMapTest {
             }
         }
     }
+
+    @Test
+    void aKeysOffsetsOutOfOrderLeaveTheBitsUnanswered() {
+        OffsetMap map = new OffsetMap(24 * 10_000);
+        map.plan(0, 100);
+        map.put(key("k"), 5);
+        map.put(key("k"), 7);
+        assertThat(map.latest(5)).isZero();
+        // A corrupt segment repeats an offset: get() now says 5, which the bits could not follow.
+        map.put(key("k"), 5);
+        assertThat(map.get(key("k"))).isEqualTo(5);
+        assertThat(map.latest(5)).isEqualTo(-1);
+        assertThat(map.latest(7)).isEqualTo(-1);
+        map.clear();
+        map.plan(0, 100);
+        map.put(key("k"), 9);
+        assertThat(map.latest(9)).as("the next pass answers again").isEqualTo(1);
+    }
 }

@@ -54,7 +54,7 @@ class RecordScanTest {
     }
 
     @Test
-    void aRecordCountBeyondTheBatchsBytesIsRefusedBeforeAnyAllocation() {
+    void aRecordCountBeyondTheBatchsBytesIsRefused() {
         ByteBuffer buffer = batch();
         buffer.putInt(RECORDS - 4, Integer.MAX_VALUE);
         assertThatThrownBy(() -> walk(buffer)).isInstanceOf(InvalidRecordException.class);
@@ -81,10 +81,28 @@ class RecordScanTest {
         ByteBuffer keyTooLong = batch();
         keyTooLong.put(RECORDS + 4, (byte) 0x40); // a 32-byte key in a 9-byte record
         assertThatThrownBy(() -> walk(keyTooLong)).isInstanceOf(InvalidRecordException.class).hasMessageContaining("key size");
+        // Six bytes with the continuation bit, all inside the first record: past Kafka's 5-byte varint.
         ByteBuffer endlessVarint = batch();
         for (int i = 0; i < 6; i++) {
-            endlessVarint.put(RECORDS + 2 + i, (byte) 0xff);
+            endlessVarint.put(RECORDS + 4 + i, (byte) 0xff);
         }
-        assertThatThrownBy(() -> walk(endlessVarint)).isInstanceOf(InvalidRecordException.class);
+        assertThatThrownBy(() -> walk(endlessVarint)).isInstanceOf(InvalidRecordException.class).hasMessageContaining("Invalid varint");
+    }
+
+    @Test
+    void headersMustFillTheirRecordExactly() {
+        // The third record: 1 header, key "h", value {7}; its header count is the record's fourth byte from the end.
+        ByteBuffer buffer = batch();
+        int end = buffer.limit();
+        ByteBuffer countTooLarge = batch();
+        countTooLarge.put(end - 5, (byte) 0x10);
+        assertThatThrownBy(() -> walk(countTooLarge)).isInstanceOf(InvalidRecordException.class).hasMessageContaining("headers");
+        ByteBuffer negativeKey = batch();
+        negativeKey.put(end - 4, (byte) 0x01);
+        assertThatThrownBy(() -> walk(negativeKey)).isInstanceOf(InvalidRecordException.class).hasMessageContaining("header key size");
+        ByteBuffer bytesLeft = batch();
+        bytesLeft.put(end - 5, (byte) 0x00);
+        assertThatThrownBy(() -> walk(bytesLeft)).isInstanceOf(InvalidRecordException.class).hasMessageContaining("left after the headers");
+        assertThat(walk(buffer)).hasSize(3);
     }
 }
