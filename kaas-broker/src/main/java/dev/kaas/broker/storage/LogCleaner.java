@@ -230,7 +230,6 @@ public final class LogCleaner {
         List<LogSegment> segments = view.segments();
         TxnTracker mapTxns = new TxnTracker(null);
         mapTxns.addAborted(log.abortedTxnEntries(range.firstDirty(), range.firstUncleanable()));
-        map.clear();
         // The key map holds at most one key per offset of the segments it maps: it is sized to them.
         long mapEnd = range.firstDirty();
         for (int i = 0; i + 1 < segments.size() && segments.get(i).baseOffset() < range.firstUncleanable(); i++) {

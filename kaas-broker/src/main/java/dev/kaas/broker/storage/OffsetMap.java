@@ -16,7 +16,7 @@ import java.util.Arrays;
  * whose digest is all zero is given one set bit, which costs at most a second such collision).
  *
  * <p>Beyond Apache: the map also remembers, for the offsets of a range the pass names
- * ({@link #track}), which were put and which of those are still their key's latest (a put that
+ * ({@link #plan}), which were put and which of those are still their key's latest (a put that
  * replaces an offset clears it). The copy then decides a record of that range with a bit test
  * ({@link #latest}) instead of a second digest and a lookup: each lookup in a map of 128 MiB is a
  * cache and TLB miss, and the two digests and lookups per record were most of a pass's CPU
@@ -115,12 +115,13 @@ final class OffsetMap {
     }
 
     /**
-     * Plans a pass that puts only offsets in {@code [from, to)}: remembers, for the first
-     * {@link #TRACKED_MAX} of them, which are put and which of those stay their key's latest, and
-     * uses only as many slots as twice their number (a map at most half full), so a pass over a few
-     * hundred thousand records probes a few megabytes rather than all 128 MiB. Call on an empty map.
+     * Empties the map for a pass that puts only offsets in {@code [from, to)}: remembers, for the
+     * first {@link #TRACKED_MAX} of them, which are put and which of those stay their key's latest,
+     * and uses only as many slots as twice their number (a map at most half full), so a pass over a
+     * few hundred thousand records probes a few megabytes rather than all 128 MiB.
      */
     void plan(long from, long to) {
+        clear();
         track(from, to);
         active = (int) Math.max(Math.min(slots, MIN_ACTIVE), Math.min(slots, 2 * Math.max(0, to - from)));
     }
