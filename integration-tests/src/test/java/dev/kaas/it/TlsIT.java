@@ -231,9 +231,9 @@ class TlsIT {
 
     /**
      * Consumers that ask for large fetches over TLS and never read the answers: the broker sends
-     * each response's records from the file as the socket takes them, so it holds a chunk per
-     * connection, not the responses (which would be 20 x 16 MiB here), and a normal TLS consumer
-     * is served meanwhile.
+     * each response's records from the file as the socket takes them, so it holds at most a
+     * read-ahead window (512 KiB) per connection, not the responses (which would be 20 x 16 MiB
+     * here), and a normal TLS consumer is served meanwhile.
      */
     @Test
     void neverReadingTlsConsumersHoldNoFetchResponseInTheBrokersHeap() throws Exception {

@@ -17,6 +17,7 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.impl.NetSocketInternal;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
 import javax.net.ssl.SSLEngine;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -46,6 +47,8 @@ final class Connection implements RequestPipeline.Transport {
     private final Executor loop;
     /** Where a TLS connection's segment reads run (they block; the loop must not). */
     private final Executor sliceReader;
+    /** The listeners' shared allowance of chunks read ahead beyond one per slice. */
+    private final Semaphore sliceReadAhead;
     /** On a TLS connection, streams segment bytes through the TLS handler as the socket takes them; null otherwise. */
     private final ChunkedWriteHandler chunks;
     /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
@@ -62,7 +65,7 @@ final class Connection implements RequestPipeline.Transport {
      */
     Connection(NetSocket socket, Context context, ApiRegistry registry, String listenerName, int maxFrameBytes,
             int maxInFlight, RequestMemory memory, Runnable onClosed, TlsEndpoint tls, SaslEndpoint sasl, AccessControl access,
-            RequestQuota requestQuota, Executor sliceReader, RequestObserver observer) {
+            RequestQuota requestQuota, Executor sliceReader, Semaphore sliceReadAhead, RequestObserver observer) {
         this.tls = tls;
         this.sasl = sasl == null ? null : new SaslSession(sasl, System::nanoTime);
         this.maxFrameBytes = maxFrameBytes;
@@ -84,6 +87,7 @@ final class Connection implements RequestPipeline.Transport {
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
         this.loop = loop;
         this.sliceReader = sliceReader;
+        this.sliceReadAhead = sliceReadAhead;
         this.chunks = tls == null ? null : new ChunkedWriteHandler();
     }
 
@@ -272,7 +276,8 @@ final class Connection implements RequestPipeline.Transport {
         if (tls != null) {
             // TLS encrypts in the heap: the slice is read a chunk at a time, off the loop, as the socket takes it.
             streaming++;
-            ((NetSocketInternal) socket).writeMessage(new SliceChunks(slice, sliceReader, loop, chunks::resumeTransfer)).onComplete(done -> {
+            ((NetSocketInternal) socket).writeMessage(new SliceChunks(slice, sliceReader, sliceReadAhead,
+                    ((NetSocketInternal) socket).channelHandlerContext().alloc(), loop, chunks::resumeTransfer)).onComplete(done -> {
                 streaming--;
                 if (done.failed()) {
                     // Part of the response may be out: the connection cannot go on (the client refetches). Closed now, as a

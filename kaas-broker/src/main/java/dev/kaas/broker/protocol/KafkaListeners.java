@@ -68,13 +68,20 @@ public class KafkaListeners {
 
     /**
      * Reads segment bytes for Fetch responses that go through TLS ({@link SliceChunks}): blocking
-     * file reads, kept off the event loops. Page-cache reads of one chunk each, so two threads.
+     * file reads, kept off the event loops. Page-cache reads of a few chunks each, so two threads.
      */
     private final java.util.concurrent.ExecutorService sliceReader = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "kaas-tls-slice-read");
         t.setDaemon(true);
         return t;
     });
+
+    /**
+     * What all TLS connections together may hold read ahead of their channels beyond one chunk
+     * each ({@link SliceChunks#AHEAD}): 64 MiB, so stalled consumers cannot hold more between them.
+     */
+    private final java.util.concurrent.Semaphore sliceReadAhead = new java.util.concurrent.Semaphore(SLICE_READ_AHEAD_BYTES / SliceChunks.CHUNK);
+    static final int SLICE_READ_AHEAD_BYTES = 64 << 20;
 
     public KafkaListeners(Vertx vertx, BrokerConfig config, ApiRegistry registry, ScramCredentials scram, AccessControl access,
                           ConnectionRates rates, RequestQuota requestQuota, RequestObserver observer) {
@@ -310,7 +317,7 @@ public class KafkaListeners {
             try {
                 new Connection(socket, context, registry, spec.name(), config.broker().socketRequestMaxBytes(),
                         config.broker().maxInFlightPerConnection(), memory, () -> limits.closed(spec.name(), ip), tls, sasl, access,
-                        requestQuota, sliceReader, observer).start();
+                        requestQuota, sliceReader, sliceReadAhead, observer).start();
             } catch (RuntimeException e) {
                 // Set-up failed before the connection could count its own close: count it here.
                 LOG.warnf("closing connection: set-up failed client=/%s: %s", ip, e.toString());

@@ -6,43 +6,72 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.stream.ChunkedInput;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 
 /**
  * A Fetch response's segment bytes on their way through TLS, which cannot take a file region:
- * read {@link #CHUNK} bytes at a time into the heap, each read on {@code reader} (a disk read must not block
- * the event loop), at most one chunk ahead of what the channel has taken. A Netty
+ * read {@link #CHUNK} bytes at a time into the heap on {@code reader} (a disk read must not block
+ * the event loop), up to {@link #AHEAD} chunks ahead of what the channel has taken. A Netty
  * {@code ChunkedWriteHandler} in front of the TLS handler asks for chunks only while the channel
- * is writable, so a consumer that stops reading holds one chunk and the socket's buffers, never
- * its response: Apache's SSL transport sends file records through a small buffer the same way.
+ * is writable, so a consumer that stops reading holds at most that window and the socket's
+ * buffers, never its response: Apache's SSL transport sends file records through a small buffer
+ * the same way.
+ *
+ * <p>Why a window and not one chunk: each hand-over to the reader and back costs a thread wake-up
+ * (tens of microseconds on a VM), and with one chunk ahead the loop waited for those between
+ * chunks, on the consumer's critical path. Reading starts when the slice is made, and one reader
+ * task reads a window's chunks back to back. The slice the handler is sending (it has asked for a
+ * chunk) may hold one chunk of its own; everything else read ahead, a slice's window beyond that
+ * chunk and every chunk of the slices queued behind it in the same response, comes out of
+ * {@code budget}, shared by all connections (in chunks). So a connection holds one chunk of its
+ * own whatever its response, and all connections together at most the budget beyond that.
  *
  * <p>Event-loop confined: the handler calls every method on the connection's loop, and a
  * finished read comes back to it through {@code loop} before it touches any field.
  */
 final class SliceChunks implements ChunkedInput<ByteBuf> {
     static final int CHUNK = 128 * 1024;
+    /** Chunks read ahead of the channel at most: 512 KiB. */
+    static final int AHEAD = 4;
 
     private final FileSlice slice;
     private final Executor reader;
+    private final Semaphore budget;
     private final Executor loop;
     /** Asks the handler for chunks again (it stops asking when a read answers nothing yet). */
     private final Runnable resume;
-    private ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    /** Bytes asked of the file so far, the chunk being read and the one ready included. */
+    /** The channel's allocator: chunks are read before the handler first asks (and passes its own). */
+    private final ByteBufAllocator alloc;
+    /** Bytes asked of the file so far, chunks being read and ready included. */
     private long requested;
     /** Bytes handed to the channel. */
     private long sent;
-    private ByteBuf ready;
-    private boolean reading;
+    private final ArrayDeque<ByteBuf> ready = new ArrayDeque<>();
+    /** Chunks asked of the reader and not yet back. */
+    private int reading;
+    /** Permits of {@code budget} this slice holds: one per chunk held (being read or ready), but one once {@link #asked}. */
+    private int borrowed;
+    /** The handler has asked for a chunk: this is the slice it is sending, and one chunk held is its own. */
+    private boolean asked;
     private IOException failure;
-    private boolean closed;
+    /** Read by the reader too: a task stops reading once the slice is closed. */
+    private volatile boolean closed;
 
-    SliceChunks(FileSlice slice, Executor reader, Executor loop, Runnable resume) {
+    /**
+     * Starts reading at once, out of the budget: the first chunks are then read while the loop
+     * still encrypts what comes before them in the response.
+     */
+    SliceChunks(FileSlice slice, Executor reader, Semaphore budget, ByteBufAllocator alloc, Executor loop, Runnable resume) {
         this.slice = slice;
         this.reader = reader;
+        this.budget = budget;
+        this.alloc = alloc;
         this.loop = loop;
         this.resume = resume;
+        readAhead();
     }
 
     @Override
@@ -54,15 +83,15 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
     /** The next chunk if it has been read, else null (the read is under way, and {@code resume} runs when it is done). */
     @Override
     public ByteBuf readChunk(ByteBufAllocator allocator) throws IOException {
-        this.alloc = allocator;
         if (failure != null) {
             throw failure;
         }
-        ByteBuf chunk = ready;
+        asked = true;
+        ByteBuf chunk = ready.poll();
         if (chunk != null) {
-            ready = null;
             sent += chunk.readableBytes();
         }
+        giveBack();
         readAhead();
         if (chunk == null && failure != null) {
             // The read could not even start (the broker is stopping): nothing will resume the handler.
@@ -86,57 +115,107 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         return sent;
     }
 
-    /** The channel is done with this input (sent, failed or closed): a chunk read and not sent is freed. */
+    /** The channel is done with this input (sent, failed or closed): chunks read and not sent are freed, borrowed permits returned. */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
-        if (ready != null) {
-            ready.release();
-            ready = null;
+        for (ByteBuf b; (b = ready.poll()) != null; ) {
+            b.release();
+        }
+        budget.release(borrowed);
+        borrowed = 0;
+    }
+
+    /** Chunks held now: being read or ready. */
+    private int held() {
+        return reading + ready.size();
+    }
+
+    /** Returns the permits no longer needed for the chunks held. */
+    private void giveBack() {
+        int surplus = borrowed - (asked ? Math.max(0, held() - 1) : held());
+        if (surplus > 0) {
+            budget.release(surplus);
+            borrowed -= surplus;
         }
     }
 
+    /**
+     * Asks the reader for the chunks that fit in the window, in one task, while no task is
+     * under way (so chunks come back in order, and a task's chunks are read back to back).
+     */
     private void readAhead() {
-        if (reading || ready != null || closed || requested == slice.size()) {
+        if (reading > 0 || closed || failure != null || requested == slice.size()) {
             return;
         }
-        int n = (int) Math.min(CHUNK, slice.size() - requested);
-        long offset = requested;
-        requested += n;
-        reading = true;
-        ByteBufAllocator allocator = alloc;
+        int count = 0;
+        while (requested + (long) count * CHUNK < slice.size() && ready.size() + count < AHEAD) {
+            boolean own = asked && ready.size() + count == 0;
+            if (!own) {
+                if (!budget.tryAcquire()) {
+                    break;
+                }
+                borrowed++;
+            }
+            count++;
+        }
+        if (count == 0) {
+            return;
+        }
+        long from = requested;
+        int n = count;
+        requested = Math.min(slice.size(), from + (long) count * CHUNK);
+        reading = count;
         try {
-            reader.execute(() -> {
-                // On the heap: the JDK's SSLEngine encrypts from heap buffers (the TLS handler would copy a direct one on
-                // the event loop); the copy out of the file happens here, off it.
-                ByteBuf chunk = allocator.heapBuffer(n, n);
-                IOException error = null;
-                try {
-                    fill(chunk, offset, n);
-                } catch (IOException | RuntimeException e) {
-                    chunk.release();
-                    chunk = null;
-                    error = e instanceof IOException io ? io : new IOException(e);
-                }
-                ByteBuf done = chunk;
-                IOException failed = error;
-                try {
-                    loop.execute(() -> arrived(done, failed));
-                } catch (RejectedExecutionException loopGone) {
-                    if (done != null) {
-                        done.release();
-                    }
-                }
-            });
+            reader.execute(() -> readChunks(from, n));
         } catch (RejectedExecutionException shuttingDown) {
-            // Reported by readChunk, which is running now: resuming the handler from inside it would re-enter it.
-            reading = false;
+            // Reported by readChunk: resuming the handler from inside it (or before it ever ran) would re-enter it.
+            reading = 0;
+            giveBack();
             failure = new IOException("the broker is stopping", shuttingDown);
         }
     }
 
+    /**
+     * On the reader: {@code count} chunks from {@code from}, each handed to the loop as soon as it
+     * is read; stops at a failed read (the loop fails the slice) or once the slice is closed.
+     */
+    private void readChunks(long from, int count) {
+        for (int i = 0; i < count && !closed; i++) {
+            long offset = from + (long) i * CHUNK;
+            int n = (int) Math.min(CHUNK, slice.size() - offset);
+            // On the heap: the JDK's SSLEngine encrypts from heap buffers (the TLS handler would copy a direct one on
+            // the event loop); the copy out of the file happens here, off it.
+            ByteBuf chunk = alloc.heapBuffer(n, n);
+            IOException error = null;
+            try {
+                fill(chunk, offset, n);
+            } catch (IOException | RuntimeException e) {
+                chunk.release();
+                chunk = null;
+                error = e instanceof IOException io ? io : new IOException(e);
+            }
+            ByteBuf done = chunk;
+            IOException failed = error;
+            try {
+                loop.execute(() -> arrived(done, failed));
+            } catch (RejectedExecutionException loopGone) {
+                if (done != null) {
+                    done.release();
+                }
+                return;
+            }
+            if (failed != null) {
+                return;
+            }
+        }
+    }
+
+    /** On the loop: one chunk of the task back, or its failure (the task reads no further). */
     private void arrived(ByteBuf chunk, IOException error) {
-        reading = false;
         if (closed) {
             if (chunk != null) {
                 chunk.release();
@@ -144,9 +223,13 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
             return;
         }
         if (error != null) {
+            // Its earlier chunks came back before it (the loop runs tasks in order): none is being read now.
+            reading = 0;
+            giveBack();
             failure = error;
         } else {
-            ready = chunk;
+            reading--;
+            ready.add(chunk);
         }
         resume.run();
     }

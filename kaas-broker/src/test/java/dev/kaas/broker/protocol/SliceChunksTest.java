@@ -19,6 +19,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.Semaphore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A segment slice sent through TLS in chunks: whole and in order with the buffers around it
  * behind Netty's ChunkedWriteHandler, every read on the reader (none on the loop), never more
- * than one chunk read ahead of what the channel took, and nothing left allocated however it ends.
+ * than a window read ahead of what the channel took and never more than the shared allowance
+ * beyond one chunk, and nothing left allocated or borrowed however it ends.
  */
 class SliceChunksTest {
     @TempDir
@@ -37,10 +39,12 @@ class SliceChunksTest {
     /** The reader's queue: tasks run only when the test runs them. */
     final ArrayDeque<Runnable> reads = new ArrayDeque<>();
     final Tracking alloc = new Tracking();
+    /** The listeners' allowance of chunks beyond one per slice. */
+    final Semaphore allowance = new Semaphore(100);
 
     @BeforeEach
     void segment() throws IOException {
-        bytes = new byte[300_000];
+        bytes = new byte[1_000_000];
         new Random(3).nextBytes(bytes);
         Path segment = dir.resolve("00000000000000000000.log");
         Files.write(segment, bytes);
@@ -58,7 +62,7 @@ class SliceChunksTest {
         EmbeddedChannel channel = new EmbeddedChannel(handler);
         FileSlice slice = new FileSlice(file, 1_000, 200_000);
         channel.write(Unpooled.copiedBuffer("head", StandardCharsets.US_ASCII));
-        ChannelFuture sent = channel.write(new SliceChunks(slice, reads::add, channel.eventLoop(), handler::resumeTransfer));
+        ChannelFuture sent = channel.write(new SliceChunks(slice, reads::add, allowance, alloc, channel.eventLoop(), handler::resumeTransfer));
         channel.write(Unpooled.copiedBuffer("tail", StandardCharsets.US_ASCII));
         channel.flush();
 
@@ -69,7 +73,7 @@ class SliceChunksTest {
             channel.runPendingTasks();
         }
 
-        assertThat(readsRun).as("one read per chunk, each on the reader").isEqualTo((200_000 + SliceChunks.CHUNK - 1) / SliceChunks.CHUNK);
+        assertThat(readsRun).as("the slice's two chunks read by one task on the reader").isEqualTo(1);
         assertThat(sent.isSuccess()).isTrue();
         ByteBuf out = Unpooled.buffer();
         for (ByteBuf b; (b = channel.readOutbound()) != null; ) {
@@ -84,49 +88,109 @@ class SliceChunksTest {
         out.readBytes(got);
         assertThat(got).isEqualTo(expected);
         assertThat(channel.finish()).isFalse();
+        assertThat(allowance.availablePermits()).as("everything borrowed given back").isEqualTo(100);
     }
 
     @Test
-    void nothingIsReadMoreThanOneChunkAheadOfWhatTheChannelTook() throws Exception {
+    void readingStartsAtOnceAndStaysAWindowAheadOfWhatTheChannelTook() throws Exception {
         List<Runnable> resumed = new ArrayList<>();
-        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 300_000), reads::add, Runnable::run, () -> resumed.add(() -> { }));
+        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> resumed.add(() -> { }));
+        assertThat(reads).as("one task asked for before the handler ever asks").hasSize(1);
 
         assertThat(chunks.readChunk(alloc)).as("nothing read yet").isNull();
-        assertThat(chunks.readChunk(alloc)).isNull();
-        assertThat(reads).as("one read under way, however often asked").hasSize(1);
+        assertThat(reads).as("one task under way, however often asked").hasSize(1);
         reads.poll().run();
-        assertThat(resumed).as("the handler is asked to come back").hasSize(1);
-        assertThat(reads).as("a chunk ready and not taken: no read beyond it").isEmpty();
+        assertThat(resumed).as("the handler is asked to come back for each chunk").hasSize(SliceChunks.AHEAD);
+        assertThat(alloc.made).as("a window read, back to back").hasSize(SliceChunks.AHEAD);
+        assertThat(chunks.readChunk(alloc)).isNotNull().satisfies(ByteBuf::release);
+        assertThat(reads).as("the window refilled by what the channel took").hasSize(1);
+        reads.poll().run();
+        assertThat(alloc.made).hasSize(SliceChunks.AHEAD + 1);
+        assertThat(allowance.availablePermits()).as("chunks held beyond the first borrowed").isEqualTo(100 - (SliceChunks.AHEAD - 1));
 
-        ByteBuf first = chunks.readChunk(alloc);
-        assertThat(first.readableBytes()).isEqualTo(SliceChunks.CHUNK);
-        assertThat(reads).as("the next chunk is read once this one is taken").hasSize(1);
-        assertThat(chunks.progress()).isEqualTo(SliceChunks.CHUNK);
-        assertThat(chunks.isEndOfInput()).isFalse();
-        first.release();
+        long taken = SliceChunks.CHUNK;
+        for (ByteBuf b; (b = chunks.readChunk(alloc)) != null; ) {
+            taken += b.readableBytes();
+            b.release();
+            reads.forEach(Runnable::run);
+            reads.clear();
+        }
+        assertThat(taken).isEqualTo(1_000_000);
+        assertThat(chunks.isEndOfInput()).isTrue();
+        assertThat(chunks.progress()).isEqualTo(1_000_000);
+        assertThat(allowance.availablePermits()).as("nothing borrowed once everything was taken").isEqualTo(100);
+        chunks.close();
+        assertThat(alloc.made).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    /**
+     * Slices queued behind the one being sent read ahead only out of the allowance, and stalled
+     * consumers together hold no more than the allowance beyond one chunk each.
+     */
+    @Test
+    void beyondOneChunkOfTheSliceBeingSentEverythingReadAheadComesOutOfTheAllowance() throws Exception {
+        Semaphore scarce = new Semaphore(1);
+        List<SliceChunks> queued = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            queued.add(new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, scarce, alloc, Runnable::run, () -> { }));
+        }
+        runReads();
+        assertThat(alloc.made).as("slices not yet asked for: only the allowance's one chunk").hasSize(1);
+        queued.forEach(SliceChunks::close);
+        assertThat(scarce.availablePermits()).isEqualTo(1);
+        alloc.made.clear();
+
+        // Three consumers, each sent one chunk before its socket stopped taking more.
+        List<SliceChunks> stalled = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            SliceChunks slice = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, scarce, alloc, Runnable::run, () -> { });
+            stalled.add(slice);
+            assertThat(slice.readChunk(alloc)).isNull();
+            runReads();
+            slice.readChunk(alloc).release();
+            runReads();
+        }
+        assertThat(alloc.made.stream().filter(b -> b.refCnt() > 0)).as("one chunk each, and the one the allowance lends").hasSize(3 + 1);
+        assertThat(scarce.availablePermits()).isZero();
+
+        stalled.get(0).close();
+        assertThat(scarce.availablePermits()).as("given back on close").isEqualTo(1);
+        stalled.get(1).readChunk(alloc).release();
+        runReads();
+        assertThat(alloc.made.stream().filter(b -> b.refCnt() > 0)).as("the permit lent to another consumer").hasSize(2 + 1);
+        assertThat(scarce.availablePermits()).isZero();
+        stalled.forEach(SliceChunks::close);
+        assertThat(scarce.availablePermits()).isEqualTo(1);
+        assertThat(alloc.made).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    private void runReads() {
+        while (!reads.isEmpty()) {
+            reads.poll().run();
+        }
     }
 
     @Test
-    void closedWithAChunkReadyOrBeingReadNothingStaysAllocated() throws Exception {
-        SliceChunks ready = new SliceChunks(new FileSlice(file, 0, 300_000), reads::add, Runnable::run, () -> { });
-        ready.readChunk(alloc);
+    void closedWithChunksReadyOrBeingReadNothingStaysAllocatedOrBorrowed() throws Exception {
+        SliceChunks ready = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> { });
         reads.poll().run();
         ready.close();
 
-        SliceChunks reading = new SliceChunks(new FileSlice(file, 0, 300_000), reads::add, Runnable::run, () -> { });
-        reading.readChunk(alloc);
+        SliceChunks reading = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> { });
         reading.close();
         reads.poll().run();
 
-        assertThat(alloc.made).hasSize(2).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+        assertThat(alloc.made).as("a window read for the first; the second's task stopped at the close").hasSize(SliceChunks.AHEAD)
+                .allSatisfy(b -> assertThat(b.refCnt()).isZero());
         assertThat(reads).isEmpty();
+        assertThat(allowance.availablePermits()).isEqualTo(100);
     }
 
     @Test
     void aSliceBeyondTheEndOfItsFileFailsTheWriteAndLeavesTheSegmentOpen() {
         ChunkedWriteHandler handler = new ChunkedWriteHandler();
         EmbeddedChannel channel = new EmbeddedChannel(handler);
-        ChannelFuture sent = channel.writeAndFlush(new SliceChunks(new FileSlice(file, 250_000, 100_000), reads::add, channel.eventLoop(),
+        ChannelFuture sent = channel.writeAndFlush(new SliceChunks(new FileSlice(file, 950_000, 300_000), reads::add, allowance, alloc, channel.eventLoop(),
                 handler::resumeTransfer));
         while (!reads.isEmpty()) {
             reads.poll().run();
@@ -136,6 +200,7 @@ class SliceChunksTest {
         assertThat(sent.isDone()).isTrue();
         assertThat(sent.cause()).isInstanceOf(IOException.class).hasMessageContaining("segment ended");
         assertThat(file.isOpen()).as("the segment owns its channel").isTrue();
+        assertThat(allowance.availablePermits()).as("nothing borrowed after the failure").isEqualTo(100);
         for (ByteBuf b; (b = channel.readOutbound()) != null; ) {
             b.release();
         }
@@ -146,14 +211,15 @@ class SliceChunksTest {
     @Test
     void aReadTheReaderRefusesFailsTheChunkAtOnce() {
         List<Runnable> resumed = new ArrayList<>();
-        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 300_000), task -> {
+        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 1_000_000), task -> {
             throw new java.util.concurrent.RejectedExecutionException("stopped");
-        }, Runnable::run, () -> resumed.add(() -> { }));
+        }, allowance, alloc, Runnable::run, () -> resumed.add(() -> { }));
 
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunks.readChunk(alloc)).isInstanceOf(IOException.class)
                 .hasMessageContaining("stopping");
         assertThat(resumed).isEmpty();
         assertThat(alloc.made).isEmpty();
+        assertThat(allowance.availablePermits()).isEqualTo(100);
     }
 
     /** An allocator that remembers what it made, to check it was all given back. */
