@@ -28,6 +28,13 @@ import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
  *   <li>(e) end-to-end latency, one record at a time.</li>
  * </ul>
  * The issue's target: at least 1.0x Apache.
+ *
+ * <p>{@code --pairs N} adds a paired measurement of (a) and (d): kaas and Apache (default) up side
+ * by side, (a)'s topic written to each, then N rounds in which each system, in alternating order
+ * (ABBA), runs (a) into a fresh topic and (d) over the first topic; the ratios are taken within
+ * each round. A repetition above measures each system once, minutes apart from the other; on
+ * this machine those swing by a fifth, so their ratios say little one at a time. Measurements a
+ * few seconds apart share the machine's state.
  */
 public final class SecureBench {
     static final String USER = "bench";
@@ -39,19 +46,25 @@ public final class SecureBench {
     private final int records;
     private final int reps;
     private final List<String> systems;
+    private final int pairs;
 
-    SecureBench(SideBySide bench, int records, int reps, List<String> systems) {
+    SecureBench(SideBySide bench, int records, int reps, List<String> systems, int pairs) {
         this.bench = bench;
         this.records = records;
         this.reps = reps;
         this.systems = systems;
+        this.pairs = pairs;
     }
 
-    /** Parses {@code --sasl-ssl [--records N] [--reps R] [--systems kaas,apache,apache-fsync]}. */
+    /**
+     * Parses {@code --sasl-ssl [--records N] [--reps R] [--systems kaas,apache,apache-fsync] [--pairs N]};
+     * {@code --reps 0} with {@code --pairs} runs the paired rounds alone.
+     */
     static int main0(String[] args) throws Exception {
         BenchArgs a = BenchArgs.parse("--sasl-ssl", args, 1_000_000, 3, List.of("kaas", "apache", "apache-fsync"),
-                Map.of("--e2e-messages", 5_000L));
-        new SecureBench(a.launcher("sasl-ssl-", a.intOption("--e2e-messages"), a.systems), a.records, a.reps, a.systems).run();
+                Map.of("--e2e-messages", 5_000L, "--pairs", 0L));
+        new SecureBench(a.launcher("sasl-ssl-", a.intOption("--e2e-messages"), a.systems), a.records, a.reps, a.systems,
+                a.intOption("--pairs")).run();
         return 0;
     }
 
@@ -105,9 +118,73 @@ public final class SecureBench {
                 SideBySide.settleDisk();
             }
         }
-        System.out.println();
-        System.out.printf("%s, SASL_SSL %s: %d records x 1024 B, %d reps (medians)%n", LocalDateTime.now().withNano(0), MECHANISM, records, reps);
-        bench.printTable();
+        if (reps > 0) {
+            System.out.println();
+            System.out.printf("%s, SASL_SSL %s: %d records x 1024 B, %d reps (medians)%n", LocalDateTime.now().withNano(0), MECHANISM, records, reps);
+            bench.printTable();
+        }
+        if (pairs > 0) {
+            pairs(clientConfig, clientSettings, listenerSettings);
+        }
+    }
+
+    /** The paired (a) and (d): see the class comment. */
+    private void pairs(Path clientConfig, Map<String, String> clientSettings, List<String> listenerSettings) throws Exception {
+        System.out.printf("%npairs: kaas and apache side by side, %d records x 1024 B, %d rounds ABBA of (a) into a fresh topic and (d)%n",
+                records, pairs);
+        List<String> pair = List.of("kaas", "apache");
+        List<String> producerConfig = List.of("--producer.config", clientConfig.toString());
+        Map<String, SideBySide.Server> plain = new LinkedHashMap<>();
+        Map<String, SideBySide.Server> secure = new LinkedHashMap<>();
+        try {
+            for (String system : pair) {
+                int port = SideBySide.freePort();
+                SideBySide.Server server = bench.startServer(system, 1000, listenerSettings, listenerSettings, List.of("SASL_SSL://127.0.0.1:" + port));
+                plain.put(system, server);
+                addUser(server, clientSettings, port);
+                SideBySide.createTopic(server, "a", 1);
+                SideBySide.Server s = new SideBySide.Server(server.name(), server.processes(), port, server.startToFirstProduceMs());
+                bench.producerPerf(s, "a", records, "all", 1, producerConfig);
+                secure.put(system, s);
+            }
+            Map<String, List<Double>> ratios = new LinkedHashMap<>();
+            StringBuilder rounds = new StringBuilder();
+            for (int round = 0; round < pairs; round++) {
+                Map<String, Double> produce = new LinkedHashMap<>();
+                Map<String, Double> consume = new LinkedHashMap<>();
+                List<String> order = new ArrayList<>(pair);
+                if (round % 2 == 1) {
+                    Collections.reverse(order);
+                }
+                for (String system : order) {
+                    String topic = "a" + round;
+                    SideBySide.createTopic(plain.get(system), topic, 1);
+                    produce.put(system, bench.producerPerf(secure.get(system), topic, records, "all", 1, producerConfig).results().get(0).mbPerSec());
+                    consume.put(system, bench.consumerPerf(secure.get(system), "a", records, clientSettings).mbPerSec());
+                }
+                ratios.computeIfAbsent("(a) acks=all 1p", k -> new ArrayList<>()).add(produce.get("kaas") / produce.get("apache"));
+                ratios.computeIfAbsent("(d) consume", k -> new ArrayList<>()).add(consume.get("kaas") / consume.get("apache"));
+                String line = String.format("round %d (%s first): (a) kaas %.2f, apache %.2f MB/s, %.3f; (d) kaas %.2f, apache %.2f MB/s, %.3f%n",
+                        round + 1, order.get(0), produce.get("kaas"), produce.get("apache"), produce.get("kaas") / produce.get("apache"),
+                        consume.get("kaas"), consume.get("apache"), consume.get("kaas") / consume.get("apache"));
+                System.out.print("  " + line);
+                rounds.append("- ").append(line);
+            }
+            StringBuilder summary = new StringBuilder(String.format("%s, SASL_SSL %s, %d paired rounds, kaas/apache:%n",
+                    LocalDateTime.now().withNano(0), MECHANISM, pairs));
+            ratios.forEach((workload, values) -> {
+                double[] ci = CompactionBench.medianWithInterval(values);
+                long above = values.stream().filter(r -> r >= 1.0).count();
+                summary.append(String.format("%s: median %.3f, 95%% interval of the median [%.3f, %.3f], %d of %d rounds at or above 1.0%n",
+                        workload, ci[0], ci[1], ci[2], above, values.size()));
+            });
+            System.out.print(summary);
+            Files.writeString(bench.work().resolve("pairs.md"), rounds + summary.toString());
+        } finally {
+            for (SideBySide.Server s : plain.values()) {
+                s.close();
+            }
+        }
     }
 
     /**

@@ -100,7 +100,7 @@ class SideBySideSmokeIT {
     }
 
     /**
-     * The SASL_SSL run with tiny counts (about 40 s, so not in the default suite's 25):
+     * The SASL_SSL run with tiny counts, and two of its paired rounds (about a minute, so not in the default suite's 25):
      * {@code -Dkaas.bench.sasl-smoke=true}.
      */
     @Test
@@ -111,11 +111,14 @@ class SideBySideSmokeIT {
         Path work = Files.createTempDirectory(root.resolve("kaas-bench/target"), "smoke-sasl-");
         SideBySide bench = new SideBySide(new SideBySide.Options(root, work, 2_000, 1024, 1, 50, List.of("kaas", "apache")));
 
-        new SecureBench(bench, 2_000, 1, List.of("kaas", "apache")).run();
+        new SecureBench(bench, 2_000, 1, List.of("kaas", "apache"), 2).run();
 
         for (String metric : List.of("(a) acks=all 1p MB/s", "(b) acks=all 12p x4 MB/s", "(d) consume MB/s")) {
             bench.samples().get(metric).forEach((system, values) -> assertThat(values.get(0)).as(metric + " " + system).isPositive());
         }
+        assertThat(Files.readString(work.resolve("pairs.md"))).as("the paired rounds and their summary")
+                .containsPattern("round 1 \\(kaas first\\): \\(a\\) kaas [0-9.]+, apache [0-9.]+ MB/s, [0-9.]+; \\(d\\) kaas [0-9.]+, apache [0-9.]+ MB/s")
+                .containsPattern("round 2 \\(apache first\\)").contains("(a) acks=all 1p: median", "(d) consume: median");
         assertThat(Files.readString(work.resolve("commands.txt"))).contains("--producer.config", "client-sasl-ssl.properties");
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)).isEmpty();
     }
