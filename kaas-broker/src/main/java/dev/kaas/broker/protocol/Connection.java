@@ -47,8 +47,8 @@ final class Connection implements RequestPipeline.Transport {
     private final Executor loop;
     /** Where a TLS connection's segment reads run (they block; the loop must not). */
     private final Executor sliceReader;
-    /** The listeners' shared allowance of chunks read ahead beyond one per slice. */
-    private final Semaphore sliceReadAhead;
+    /** This connection's borrowing from the listeners' allowance of chunks read ahead; null unless TLS. */
+    private final SliceChunks.Share sliceReadAhead;
     /** On a TLS connection, streams segment bytes through the TLS handler as the socket takes them; null otherwise. */
     private final ChunkedWriteHandler chunks;
     /** Set when the TLS handshake completes, before any request can be read; ANONYMOUS on plaintext. */
@@ -87,7 +87,7 @@ final class Connection implements RequestPipeline.Transport {
         this.memoryAvailable = () -> context.runOnContext(v -> drain());
         this.loop = loop;
         this.sliceReader = sliceReader;
-        this.sliceReadAhead = sliceReadAhead;
+        this.sliceReadAhead = tls == null ? null : new SliceChunks.Share(sliceReadAhead);
         this.chunks = tls == null ? null : new ChunkedWriteHandler();
     }
 

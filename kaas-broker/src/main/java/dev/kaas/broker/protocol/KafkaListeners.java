@@ -78,7 +78,8 @@ public class KafkaListeners {
 
     /**
      * What all TLS connections together may hold read ahead of their channels beyond one chunk
-     * each ({@link SliceChunks#AHEAD}): 64 MiB, so stalled consumers cannot hold more between them.
+     * each: 64 MiB, so stalled consumers cannot hold more between them; each connection borrows
+     * at most a window less a chunk of it ({@link SliceChunks.Share}).
      */
     private final java.util.concurrent.Semaphore sliceReadAhead = new java.util.concurrent.Semaphore(SLICE_READ_AHEAD_BYTES / SliceChunks.CHUNK);
     static final int SLICE_READ_AHEAD_BYTES = 64 << 20;

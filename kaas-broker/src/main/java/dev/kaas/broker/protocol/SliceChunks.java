@@ -25,9 +25,10 @@ import java.util.concurrent.Semaphore;
  * chunks, on the consumer's critical path. Reading starts when the slice is made, and one reader
  * task reads a window's chunks back to back. The slice the handler is sending (it has asked for a
  * chunk) may hold one chunk of its own; everything else read ahead, a slice's window beyond that
- * chunk and every chunk of the slices queued behind it in the same response, comes out of
- * {@code budget}, shared by all connections (in chunks). So a connection holds one chunk of its
- * own whatever its response, and all connections together at most the budget beyond that.
+ * chunk and the chunks of the slices queued behind it (in the same response or pipelined ones),
+ * is borrowed through the connection's {@link Share}: at most {@code AHEAD - 1} chunks per
+ * connection, out of one allowance for all of them. So a connection holds at most a window
+ * whatever it asked for, and a few stalled consumers cannot take the allowance from the rest.
  *
  * <p>Event-loop confined: the handler calls every method on the connection's loop, and a
  * finished read comes back to it through {@code loop} before it touches any field.
@@ -37,9 +38,58 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
     /** Chunks read ahead of the channel at most: 512 KiB. */
     static final int AHEAD = 4;
 
+    /**
+     * One connection's borrowing from the listeners' allowance: at most {@code AHEAD - 1} chunks
+     * at once, however many slices its responses hold. Slices that found nothing to borrow wait
+     * here in the order they were written, and what the connection gives back is offered to the
+     * first of them, so the next slice starts reading while the one before it drains instead of
+     * when the handler first asks it. Event-loop confined, as the slices.
+     */
+    static final class Share {
+        private final Semaphore allowance;
+        private int borrowed;
+        private final ArrayDeque<SliceChunks> waiting = new ArrayDeque<>();
+
+        Share(Semaphore allowance) {
+            this.allowance = allowance;
+        }
+
+        private boolean tryBorrow() {
+            if (borrowed >= AHEAD - 1 || !allowance.tryAcquire()) {
+                return false;
+            }
+            borrowed++;
+            return true;
+        }
+
+        private void giveBack(int permits) {
+            borrowed -= permits;
+            allowance.release(permits);
+        }
+
+        /** Lets the first waiting slice borrow what is free now; it keeps its place if it is still short. */
+        private void offer() {
+            while (borrowed < AHEAD - 1 && !waiting.isEmpty()) {
+                SliceChunks first = waiting.poll();
+                first.waiting = false;
+                first.readAhead();
+                if (first.waiting) {
+                    waiting.removeLastOccurrence(first);
+                    waiting.addFirst(first);
+                    return;
+                }
+            }
+        }
+
+        /** Chunks borrowed now (for tests). */
+        int borrowed() {
+            return borrowed;
+        }
+    }
+
     private final FileSlice slice;
     private final Executor reader;
-    private final Semaphore budget;
+    private final Share share;
     private final Executor loop;
     /** Asks the handler for chunks again (it stops asking when a read answers nothing yet). */
     private final Runnable resume;
@@ -52,22 +102,24 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
     private final ArrayDeque<ByteBuf> ready = new ArrayDeque<>();
     /** Chunks asked of the reader and not yet back. */
     private int reading;
-    /** Permits of {@code budget} this slice holds: one per chunk held (being read or ready), but one once {@link #asked}. */
+    /** Permits borrowed through the share that this slice holds: one per chunk held (being read or ready), less one once {@link #asked} (that chunk is its own). */
     private int borrowed;
     /** The handler has asked for a chunk: this is the slice it is sending, and one chunk held is its own. */
     private boolean asked;
     private IOException failure;
     /** Read by the reader too: a task stops reading once the slice is closed. */
     private volatile boolean closed;
+    /** In the share's queue: it stopped reading ahead for want of a permit. */
+    private boolean waiting;
 
     /**
-     * Starts reading at once, out of the budget: the first chunks are then read while the loop
+     * Starts reading at once, out of the share: the first chunks are then read while the loop
      * still encrypts what comes before them in the response.
      */
-    SliceChunks(FileSlice slice, Executor reader, Semaphore budget, ByteBufAllocator alloc, Executor loop, Runnable resume) {
+    SliceChunks(FileSlice slice, Executor reader, Share share, ByteBufAllocator alloc, Executor loop, Runnable resume) {
         this.slice = slice;
         this.reader = reader;
-        this.budget = budget;
+        this.share = share;
         this.alloc = alloc;
         this.loop = loop;
         this.resume = resume;
@@ -93,6 +145,10 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         }
         giveBack();
         readAhead();
+        if (requested == slice.size()) {
+            // Only once this slice has nothing more to read: while it has, what it gives back is its next refill's.
+            share.offer();
+        }
         if (chunk == null && failure != null) {
             // The read could not even start (the broker is stopping): nothing will resume the handler.
             throw failure;
@@ -125,8 +181,13 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         for (ByteBuf b; (b = ready.poll()) != null; ) {
             b.release();
         }
-        budget.release(borrowed);
+        if (waiting) {
+            share.waiting.remove(this);
+            waiting = false;
+        }
+        share.giveBack(borrowed);
         borrowed = 0;
+        share.offer();
     }
 
     /** Chunks held now: being read or ready. */
@@ -138,7 +199,7 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
     private void giveBack() {
         int surplus = borrowed - (asked ? Math.max(0, held() - 1) : held());
         if (surplus > 0) {
-            budget.release(surplus);
+            share.giveBack(surplus);
             borrowed -= surplus;
         }
     }
@@ -155,7 +216,11 @@ final class SliceChunks implements ChunkedInput<ByteBuf> {
         while (requested + (long) count * CHUNK < slice.size() && ready.size() + count < AHEAD) {
             boolean own = asked && ready.size() + count == 0;
             if (!own) {
-                if (!budget.tryAcquire()) {
+                if (!share.tryBorrow()) {
+                    if (!waiting) {
+                        waiting = true;
+                        share.waiting.add(this);
+                    }
                     break;
                 }
                 borrowed++;

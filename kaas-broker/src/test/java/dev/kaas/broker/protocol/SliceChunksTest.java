@@ -62,7 +62,7 @@ class SliceChunksTest {
         EmbeddedChannel channel = new EmbeddedChannel(handler);
         FileSlice slice = new FileSlice(file, 1_000, 200_000);
         channel.write(Unpooled.copiedBuffer("head", StandardCharsets.US_ASCII));
-        ChannelFuture sent = channel.write(new SliceChunks(slice, reads::add, allowance, alloc, channel.eventLoop(), handler::resumeTransfer));
+        ChannelFuture sent = channel.write(new SliceChunks(slice, reads::add, new SliceChunks.Share(allowance), alloc, channel.eventLoop(), handler::resumeTransfer));
         channel.write(Unpooled.copiedBuffer("tail", StandardCharsets.US_ASCII));
         channel.flush();
 
@@ -94,18 +94,19 @@ class SliceChunksTest {
     @Test
     void readingStartsAtOnceAndStaysAWindowAheadOfWhatTheChannelTook() throws Exception {
         List<Runnable> resumed = new ArrayList<>();
-        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> resumed.add(() -> { }));
+        SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, new SliceChunks.Share(allowance), alloc, Runnable::run, () -> resumed.add(() -> { }));
         assertThat(reads).as("one task asked for before the handler ever asks").hasSize(1);
 
         assertThat(chunks.readChunk(alloc)).as("nothing read yet").isNull();
         assertThat(reads).as("one task under way, however often asked").hasSize(1);
         reads.poll().run();
-        assertThat(resumed).as("the handler is asked to come back for each chunk").hasSize(SliceChunks.AHEAD);
-        assertThat(alloc.made).as("a window read, back to back").hasSize(SliceChunks.AHEAD);
+        // Not yet asked, every chunk is borrowed: a window less the one that becomes its own.
+        assertThat(resumed).as("the handler is asked to come back for each chunk").hasSize(SliceChunks.AHEAD - 1);
+        assertThat(alloc.made).as("the chunks read back to back").hasSize(SliceChunks.AHEAD - 1);
         assertThat(chunks.readChunk(alloc)).isNotNull().satisfies(ByteBuf::release);
         assertThat(reads).as("the window refilled by what the channel took").hasSize(1);
         reads.poll().run();
-        assertThat(alloc.made).hasSize(SliceChunks.AHEAD + 1);
+        assertThat(alloc.made).as("asked, a whole window held: one chunk its own").hasSize(SliceChunks.AHEAD + 1);
         assertThat(allowance.availablePermits()).as("chunks held beyond the first borrowed").isEqualTo(100 - (SliceChunks.AHEAD - 1));
 
         long taken = SliceChunks.CHUNK;
@@ -131,8 +132,9 @@ class SliceChunksTest {
     void beyondOneChunkOfTheSliceBeingSentEverythingReadAheadComesOutOfTheAllowance() throws Exception {
         Semaphore scarce = new Semaphore(1);
         List<SliceChunks> queued = new ArrayList<>();
+        SliceChunks.Share oneConnection = new SliceChunks.Share(scarce);
         for (int i = 0; i < 3; i++) {
-            queued.add(new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, scarce, alloc, Runnable::run, () -> { }));
+            queued.add(new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, oneConnection, alloc, Runnable::run, () -> { }));
         }
         runReads();
         assertThat(alloc.made).as("slices not yet asked for: only the allowance's one chunk").hasSize(1);
@@ -143,7 +145,8 @@ class SliceChunksTest {
         // Three consumers, each sent one chunk before its socket stopped taking more.
         List<SliceChunks> stalled = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            SliceChunks slice = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, scarce, alloc, Runnable::run, () -> { });
+            SliceChunks slice = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, new SliceChunks.Share(scarce), alloc, Runnable::run,
+                    () -> { });
             stalled.add(slice);
             assertThat(slice.readChunk(alloc)).isNull();
             runReads();
@@ -164,6 +167,70 @@ class SliceChunksTest {
         assertThat(alloc.made).allSatisfy(b -> assertThat(b.refCnt()).isZero());
     }
 
+    /**
+     * A connection borrows at most a window less one chunk, however many slices its pipelined
+     * responses hold: twenty consumers that asked for five large fetches each and stopped reading
+     * hold twenty windows, not a hundred, and leave the rest of the allowance to everyone else.
+     */
+    @Test
+    void aConnectionHoldsAtMostAWindowWhateverItsResponsesHold() throws Exception {
+        List<SliceChunks> all = new ArrayList<>();
+        for (int c = 0; c < 20; c++) {
+            SliceChunks.Share connection = new SliceChunks.Share(allowance);
+            for (int r = 0; r < 5; r++) {
+                all.add(new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, connection, alloc, Runnable::run, () -> { }));
+            }
+            // The first response's slice is being sent: the socket took one chunk and then no more.
+            SliceChunks sending = all.get(all.size() - 5);
+            runReads();
+            sending.readChunk(alloc).release();
+            runReads();
+            assertThat(connection.borrowed()).as("connection %d", c).isEqualTo(SliceChunks.AHEAD - 1);
+        }
+        assertThat(alloc.made.stream().filter(b -> b.refCnt() > 0)).as("a window each").hasSize(20 * SliceChunks.AHEAD);
+        assertThat(allowance.availablePermits()).isEqualTo(100 - 20 * (SliceChunks.AHEAD - 1));
+        all.forEach(SliceChunks::close);
+        assertThat(allowance.availablePermits()).isEqualTo(100);
+        assertThat(alloc.made).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    /**
+     * The slice queued behind the one being sent starts reading as that one's window drains
+     * (everything of it asked of the reader), before the handler asks it: what the connection
+     * gives back is offered to it then, and not before, while the slice being sent still needs
+     * it for its own window.
+     */
+    @Test
+    void theNextSliceStartsReadingAsTheOneBeforeItDrains() throws Exception {
+        SliceChunks.Share connection = new SliceChunks.Share(allowance);
+        SliceChunks first = new SliceChunks(new FileSlice(file, 0, 900_000), reads::add, connection, alloc, Runnable::run, () -> { });
+        SliceChunks second = new SliceChunks(new FileSlice(file, 900_000, 100_000), reads::add, connection, alloc, Runnable::run, () -> { });
+        runReads();
+        assertThat(alloc.made).as("the connection's window all taken by the first slice").hasSize(SliceChunks.AHEAD - 1);
+
+        first.readChunk(alloc).release();
+        assertThat(reads).as("the first slice's window refilling").hasSize(1);
+        first.readChunk(alloc).release();
+        assertThat(reads).as("what it gave back while that read was under way is kept for its next refill").hasSize(1);
+
+        long taken = 2L * SliceChunks.CHUNK;
+        for (ByteBuf b; (b = first.readChunk(alloc)) != null || !reads.isEmpty(); ) {
+            if (b != null) {
+                taken += b.readableBytes();
+                b.release();
+            }
+            runReads();
+        }
+        assertThat(taken).isEqualTo(900_000);
+        assertThat(second.progress()).isZero();
+        assertThat(alloc.made).as("the second slice read before it was asked").hasSize(7 + 1);
+        assertThat(second.readChunk(alloc)).as("its chunk ready when asked").isNotNull().satisfies(ByteBuf::release);
+        first.close();
+        second.close();
+        assertThat(allowance.availablePermits()).isEqualTo(100);
+        assertThat(alloc.made).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
     private void runReads() {
         while (!reads.isEmpty()) {
             reads.poll().run();
@@ -172,15 +239,15 @@ class SliceChunksTest {
 
     @Test
     void closedWithChunksReadyOrBeingReadNothingStaysAllocatedOrBorrowed() throws Exception {
-        SliceChunks ready = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> { });
+        SliceChunks ready = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, new SliceChunks.Share(allowance), alloc, Runnable::run, () -> { });
         reads.poll().run();
         ready.close();
 
-        SliceChunks reading = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, allowance, alloc, Runnable::run, () -> { });
+        SliceChunks reading = new SliceChunks(new FileSlice(file, 0, 1_000_000), reads::add, new SliceChunks.Share(allowance), alloc, Runnable::run, () -> { });
         reading.close();
         reads.poll().run();
 
-        assertThat(alloc.made).as("a window read for the first; the second's task stopped at the close").hasSize(SliceChunks.AHEAD)
+        assertThat(alloc.made).as("the first one's chunks read; the second's task stopped at the close").hasSize(SliceChunks.AHEAD - 1)
                 .allSatisfy(b -> assertThat(b.refCnt()).isZero());
         assertThat(reads).isEmpty();
         assertThat(allowance.availablePermits()).isEqualTo(100);
@@ -190,7 +257,7 @@ class SliceChunksTest {
     void aSliceBeyondTheEndOfItsFileFailsTheWriteAndLeavesTheSegmentOpen() {
         ChunkedWriteHandler handler = new ChunkedWriteHandler();
         EmbeddedChannel channel = new EmbeddedChannel(handler);
-        ChannelFuture sent = channel.writeAndFlush(new SliceChunks(new FileSlice(file, 950_000, 300_000), reads::add, allowance, alloc, channel.eventLoop(),
+        ChannelFuture sent = channel.writeAndFlush(new SliceChunks(new FileSlice(file, 950_000, 300_000), reads::add, new SliceChunks.Share(allowance), alloc, channel.eventLoop(),
                 handler::resumeTransfer));
         while (!reads.isEmpty()) {
             reads.poll().run();
@@ -213,7 +280,7 @@ class SliceChunksTest {
         List<Runnable> resumed = new ArrayList<>();
         SliceChunks chunks = new SliceChunks(new FileSlice(file, 0, 1_000_000), task -> {
             throw new java.util.concurrent.RejectedExecutionException("stopped");
-        }, allowance, alloc, Runnable::run, () -> resumed.add(() -> { }));
+        }, new SliceChunks.Share(allowance), alloc, Runnable::run, () -> resumed.add(() -> { }));
 
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> chunks.readChunk(alloc)).isInstanceOf(IOException.class)
                 .hasMessageContaining("stopping");
